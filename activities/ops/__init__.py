@@ -1,0 +1,1 @@
+"""Activities of the `ops` domain."""

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Install the Debian packages the tests use (idempotent): PostgreSQL for the second store tier,
+# and the verifiers nobody here wrote (pdfsig, openssl cms, xmlsec1) plus SoftHSM2 for PKCS#11.
+set -euo pipefail
+
+missing=()
+have_pg() { compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; }
+have_pg || missing+=(postgresql)
+command -v pdfsig >/dev/null || missing+=(poppler-utils)
+command -v openssl >/dev/null || missing+=(openssl)
+command -v xmlsec1 >/dev/null || missing+=(xmlsec1)
+command -v softhsm2-util >/dev/null || missing+=(softhsm2)
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=()
+elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+  sudo=(sudo -n)
+else
+  echo "install-system-deps: missing ${missing[*]}; run as root to install them" \
+       "(the tests that need them will say they were skipped)." >&2
+  exit 0
+fi
+
+echo "install-system-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Debian starts a cluster on install; the tests run their own, so don't hold its port.
+if command -v pg_ctlcluster >/dev/null; then
+  for cluster in $(pg_lsclusters -h 2>/dev/null | awk '{print $1"/"$2}'); do
+    "${sudo[@]}" pg_ctlcluster "${cluster%/*}" "${cluster#*/}" stop 2>/dev/null || true
+  done
+fi

@@ -1,0 +1,40 @@
+"""API key enforcement for every route that isn't public."""
+
+from __future__ import annotations
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.responses import Response
+
+from shared.auth import API_KEY_HEADER, keys_match
+from shared.errors import ErrorCode, EsteiraError
+
+# Probes and scrapes must work without credentials; the OpenAPI description is published.
+PUBLIC_PATHS = frozenset(
+    {"/api/health", "/api/ready", "/api/metrics", "/api/openapi.json", "/api/docs"}
+)
+
+
+class ApiKeyMiddleware(BaseHTTPMiddleware):
+    """Rejects `/api/*` requests without the right `X-API-Key` (401, JSON body)."""
+
+    def __init__(self, app, api_key: str) -> None:
+        super().__init__(app)
+        self._api_key = api_key
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        path = request.url.path.rstrip("/") or "/"
+        if not path.startswith("/api") or path in PUBLIC_PATHS:
+            return await call_next(request)
+        presented = request.headers.get(API_KEY_HEADER)
+        if presented is None:
+            error = EsteiraError(ErrorCode.AUTH_MISSING_KEY,
+                                 f"The {API_KEY_HEADER} header is required.")
+        elif not keys_match(presented, self._api_key):
+            error = EsteiraError(ErrorCode.AUTH_INVALID_KEY, "The API key is not valid.")
+        else:
+            request.state.actor = "api-key"
+            return await call_next(request)
+        return JSONResponse(error.body(), status_code=error.status,
+                            headers={"WWW-Authenticate": API_KEY_HEADER})

@@ -1,0 +1,45 @@
+"""What the API's routes share: settings, the store, Temporal, probes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+from temporalio.client import Client
+
+from shared.readiness import Probe, folder_probe, store_probe, temporal_probe
+from shared.settings import Settings
+
+
+@dataclass
+class ApiContext:
+    """Dependencies of the API process, built once in its `main()`."""
+
+    settings: Settings
+    engine: AsyncEngine
+    sessions: async_sessionmaker[AsyncSession]
+    api_key: str
+    connect_temporal: Callable[[], Awaitable[Client]]
+    extra_probes: list[Probe] = field(default_factory=list)
+    _client: Client | None = None
+    _client_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def temporal(self) -> Client:
+        """The Temporal client, connected on first use (the API starts even if Temporal is
+        down; readiness says so)."""
+        async with self._client_lock:
+            if self._client is None:
+                self._client = await self.connect_temporal()
+            return self._client
+
+    def probes(self) -> list[Probe]:
+        """Every readiness probe: store, Temporal, input folders, then the domains'."""
+        folders = [
+            folder_probe(folder.name, self.settings.input_folder_path(folder))
+            for folder in self.settings.storage.inputs
+        ]
+        return [store_probe(self.engine), temporal_probe(self.temporal), *folders,
+                *self.extra_probes]

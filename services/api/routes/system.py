@@ -1,0 +1,49 @@
+"""Liveness, readiness and metrics."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+
+from shared import metrics
+from shared.readiness import evaluate
+from shared.version import full_version
+
+router = APIRouter(prefix="/api", tags=["system"])
+
+
+@router.get("/health")
+async def health() -> dict[str, str]:
+    """Liveness: the process answers; nothing else is checked."""
+    return {"status": "Healthy", "version": full_version()}
+
+
+@router.get("/ready")
+async def ready(request: Request) -> JSONResponse:
+    """Per-probe verdict without detail; 503 when a gating check fails."""
+    verdict = await evaluate(request.app.state.context.probes())
+    body = {
+        "status": "Ready" if verdict.ready else "NotReady",
+        "checks": [{"name": c.name, "ok": c.ok} for c in verdict.checks],
+    }
+    return JSONResponse(body, status_code=200 if verdict.ready else 503)
+
+
+@router.get("/ready/details")
+async def ready_details(request: Request) -> JSONResponse:
+    """The same probes with each check's detail (API key required)."""
+    verdict = await evaluate(request.app.state.context.probes())
+    body = {
+        "status": "Ready" if verdict.ready else "NotReady",
+        "checks": [
+            {"name": c.name, "ok": c.ok, "gating": c.gating, "detail": c.detail}
+            for c in verdict.checks
+        ],
+    }
+    return JSONResponse(body, status_code=200 if verdict.ready else 503)
+
+
+@router.get("/metrics")
+async def prometheus_metrics() -> Response:
+    """Prometheus exposition: our metrics and the Temporal SDK's."""
+    return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)

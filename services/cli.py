@@ -1,0 +1,120 @@
+"""`esteira`: the one entry point for every process and operator command."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from shared.auth import MissingApiKeyError
+from shared.logs import configure_logging
+from shared.settings import ConfigurationError, Settings, load_settings
+from shared.version import short_version
+
+EXIT_CONFIG = 2
+log = logging.getLogger("esteira")
+
+
+def _dev(settings: Settings, args: argparse.Namespace) -> int:
+    from services.dev.main import DevStartupError, run_dev
+
+    # run_dev owns the log file: it is the one writer for its own lines and its children's.
+    masker = configure_logging(settings, process="dev", to_file=False)
+    print(f"Esteira v{short_version()}", file=sys.stderr, flush=True)
+    try:
+        return asyncio.run(run_dev(settings, masker))
+    except DevStartupError as exc:
+        log.critical("%s", exc)
+        return 1
+
+
+def _migrate(settings: Settings, args: argparse.Namespace) -> int:
+    from shared.db import migrate
+
+    configure_logging(settings, process="migrate")
+    migrate.upgrade(settings.sqlalchemy_url)
+    log.info("Operational store at revision %s", migrate.head_revision())
+    return 0
+
+
+def _worker(settings: Settings, args: argparse.Namespace) -> int:
+    from services.worker.domains import UnknownDomainError, select
+    from services.worker.main import run_worker
+
+    configure_logging(settings, process="worker")
+    try:
+        domains = select(args.domains)
+    except UnknownDomainError as exc:
+        log.critical("%s", exc)
+        return EXIT_CONFIG
+    asyncio.run(run_worker(settings, domains))
+    return 0
+
+
+def _api(settings: Settings, args: argparse.Namespace) -> int:
+    from services.api.main import run_api
+
+    configure_logging(settings, process="api")
+    asyncio.run(run_api(settings))
+    return 0
+
+
+def _grpc(settings: Settings, args: argparse.Namespace) -> int:
+    from services.grpc_server.main import run_grpc
+
+    configure_logging(settings, process="grpc")
+    asyncio.run(run_grpc(settings))
+    return 0
+
+
+def _status(settings: Settings, args: argparse.Namespace) -> int:
+    from services.status import print_status
+
+    configure_logging(settings, process="status", to_file=False)
+    return asyncio.run(print_status(settings))
+
+
+COMMANDS: dict[str, tuple[str, Callable[[Settings, argparse.Namespace], int]]] = {
+    "dev": ("run everything on this machine (Temporal, workers, APIs, simulators)", _dev),
+    "migrate": ("apply the operational store's migrations", _migrate),
+    "worker": ("run Temporal workers for some domains", _worker),
+    "api": ("run the REST API", _api),
+    "grpc": ("run the gRPC server", _grpc),
+    "status": ("show what is running, queue sizes and the pause state", _status),
+}
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line."""
+    root = argparse.ArgumentParser(prog="esteira", description=__doc__)
+    root.add_argument("--version", action="version", version=f"esteira {short_version()}")
+    commands = root.add_subparsers(dest="command", required=True, metavar="command")
+    for name, (help_text, _) in COMMANDS.items():
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        if name == "worker":
+            sub.add_argument("--domains", default="all",
+                             help="comma-separated domains to run, or `all` (default)")
+    return root
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse, load settings (refusing bad ones by key), run the command."""
+    args = parser().parse_args(argv)
+    try:
+        settings = load_settings()
+    except ConfigurationError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_CONFIG
+    try:
+        return COMMANDS[args.command][1](settings, args)
+    except MissingApiKeyError as exc:
+        log.critical("%s", exc)
+        return EXIT_CONFIG
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

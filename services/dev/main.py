@@ -1,0 +1,212 @@
+"""`esteira dev`: Temporal, migrations, workers, APIs and simulators, then the banner."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import logging
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from services.banner import ready_rows, render
+from services.dev.supervisor import ChildSpec, Supervisor
+from services.dev.temporal_server import dev_server_args
+from services.process import retry_until, stop_event
+from shared.auth import ensure_generated_api_key
+from shared.db import migrate
+from shared.db.engine import create_engine, session_factory
+from shared.db.pipeline import read_pipeline_state
+from shared.logs.files import DailyFileHandler, DailySizeRotatingFile
+from shared.logs.masking import SecretMasker, secret_values
+from shared.metrics import MULTIPROC_ENV, prepare_multiprocess_dir
+from shared.settings import Settings
+from shared.temporal import connect
+
+READY_TIMEOUT_SECONDS = 90.0
+# A worker drains in-flight activities for up to 30 s (services/worker/main.py).
+WORKER_STOP_TIMEOUT = 40.0
+log = logging.getLogger("esteira.dev")
+
+
+class DevStartupError(RuntimeError):
+    """`esteira dev` can't start; the message says why and what to do."""
+
+
+async def run_dev(settings: Settings, masker: SecretMasker) -> int:
+    """Boot everything, print the banner, run until SIGINT/SIGTERM, stop everything."""
+    stop = stop_event()
+    data_dir = settings.data_dir.resolve()
+    lock = _lock_data_dir(data_dir)
+    _check_ports_free(settings)
+    generated = settings.api_key is None and ensure_generated_api_key(settings.api_key_file)
+    masker.add(_api_key_values(settings))
+    run_dir = data_dir / "run"
+    prepare_multiprocess_dir(run_dir / "metrics")
+    log_file = DailySizeRotatingFile(
+        settings.log_dir, size_limit_bytes=settings.logging.file_size_limit_mb * 1024 * 1024,
+        retained=settings.logging.retained_file_count)
+    _log_to(log_file)
+    supervisor = Supervisor(_sink(log_file, masker))
+    child_env = {
+        "ESTEIRA_CHILD": "1",
+        "ESTEIRA_DATA_DIR": str(data_dir),
+        # The supervisor is the only writer of the log file; children log to it through us.
+        "ESTEIRA_LOGGING__TO_FILE": "false",
+        MULTIPROC_ENV: str(run_dir / "metrics"),
+        "PYTHONUNBUFFERED": "1",
+    }
+    try:
+        await supervisor.start(ChildSpec("temporal", dev_server_args(settings),
+                                         foreign_output=True, stop_timeout=20))
+        if not await _wait_for_temporal(settings, stop):
+            return 0
+        await asyncio.to_thread(migrate.upgrade, settings.sqlalchemy_url)
+        log.info("Migrations applied (head %s)", migrate.head_revision())
+        for spec in _service_specs(child_env):
+            await supervisor.start(spec)
+        ready = await _wait_for_ready(settings, stop)
+        if stop.is_set():
+            return 0
+        banner = await _banner(settings, generated)
+        for line in banner.splitlines():
+            log_file.write_line(line)
+        print(banner, file=sys.stderr, flush=True)
+        if not ready:
+            log.warning("Not ready after %ss: see %s/api/ready/details",
+                        READY_TIMEOUT_SECONDS, f"http://{settings.host}:{settings.ports.api}")
+        await stop.wait()
+        log.info("Stopping Esteira (signal received)")
+        return 0
+    finally:
+        await supervisor.stop()
+        log.info("Esteira stopped; nothing left running")
+        log_file.close()
+        lock.close()
+
+
+def _service_specs(env: dict[str, str]) -> list[ChildSpec]:
+    cli = [sys.executable, "-m", "services.cli"]
+    return [
+        ChildSpec("worker", [*cli, "worker", "--domains", "all"], env,
+                  stop_timeout=WORKER_STOP_TIMEOUT),
+        ChildSpec("grpc", [*cli, "grpc"], env),
+        ChildSpec("api", [*cli, "api"], env),
+    ]
+
+
+def _lock_data_dir(data_dir: Path):
+    """Refuse a second `esteira dev` on the same data directory."""
+    lock_path = data_dir / "run" / "esteira-dev.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    handle = lock_path.open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        owner = handle.read().strip() or "another process"
+        raise DevStartupError(
+            f"Another `esteira dev` ({owner}) is running on {data_dir}; stop it first or "
+            "set ESTEIRA_DATA_DIR to another folder."
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}")
+    handle.flush()
+    return handle
+
+
+def _check_ports_free(settings: Settings) -> None:
+    ports = settings.ports
+    wanted = {"ESTEIRA_PORTS__API": ports.api, "ESTEIRA_PORTS__GRPC": ports.grpc,
+              "ESTEIRA_PORTS__TEMPORAL": ports.temporal,
+              "ESTEIRA_PORTS__TEMPORAL_UI": ports.temporal_ui}
+    busy = [f"{key}={port}" for key, port in wanted.items() if not _port_free(settings.host, port)]
+    if busy:
+        raise DevStartupError(
+            f"Port(s) already in use on {settings.host}: {', '.join(busy)}. Stop what uses them "
+            "or choose other ports with those settings."
+        )
+
+
+def _port_free(host: str, port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _log_to(log_file: DailySizeRotatingFile) -> None:
+    """Send this process's own records to the shared log file too."""
+    root = logging.getLogger()
+    handler = DailyFileHandler(log_file)
+    handler.setFormatter(root.handlers[0].formatter)
+    root.addHandler(handler)
+
+
+def _sink(log_file: DailySizeRotatingFile, masker: SecretMasker):
+    def write(line: str, to_console: bool) -> None:
+        line = masker.mask(line)
+        log_file.write_line(line)
+        if to_console:
+            print(line, file=sys.stderr, flush=True)
+
+    return write
+
+
+def _api_key_values(settings: Settings) -> list[str]:
+    values = secret_values(settings)
+    if settings.api_key_file.is_file():
+        values.append(settings.api_key_file.read_text().strip())
+    return values
+
+
+async def _wait_for_temporal(settings: Settings, stop: asyncio.Event) -> bool:
+    async def healthy() -> bool:
+        client = await connect(settings)
+        if not await client.service_client.check_health():
+            raise RuntimeError("not serving yet")
+        return True
+
+    return await retry_until("Waiting for the Temporal dev server", healthy, stop,
+                             max_delay=1.0) is not None
+
+
+async def _wait_for_ready(settings: Settings, stop: asyncio.Event) -> bool:
+    url = f"http://{settings.host}:{settings.ports.api}/api/ready"
+    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+    async with httpx.AsyncClient(timeout=5) as http:
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                if (await http.get(url)).status_code == 200:
+                    return True
+            except httpx.HTTPError:
+                pass
+            try:
+                await asyncio.wait_for(stop.wait(), 0.5)
+            except TimeoutError:
+                continue
+    return False
+
+
+async def _banner(settings: Settings, generated: bool) -> str:
+    engine = create_engine(settings.sqlalchemy_url)
+    try:
+        async with session_factory(engine)() as session:
+            state = await read_pipeline_state(session)
+    finally:
+        await engine.dispose()
+    pipeline = f"paused ({state.reason})" if state.paused else "running"
+    if settings.api_key is not None:
+        key_note = "from ESTEIRA_API_KEY"
+    else:
+        verb = "generated into" if generated else "read from"
+        key_note = f"{verb} {settings.api_key_file} (mode 0600)"
+    return render("Service ready", ready_rows(settings, pipeline=pipeline, api_key_note=key_note))

@@ -1,0 +1,1 @@
+"""The gRPC server: generated stubs under `gen/`, thin servicers beside them."""

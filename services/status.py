@@ -1,0 +1,104 @@
+"""`esteira status`: what is running, queue sizes, the pause state."""
+
+from __future__ import annotations
+
+import sys
+from datetime import timedelta
+
+import httpx
+from sqlmodel import select
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client
+
+from services.worker.domains import DOMAINS, build
+from shared.db.engine import create_engine, describe_store, session_factory
+from shared.db.models import Instance, as_utc, utcnow
+from shared.db.pipeline import read_pipeline_state
+from shared.settings import Settings
+from shared.temporal import connect
+from shared.version import full_version
+
+QUERY_TIMEOUT = timedelta(seconds=3)
+
+
+async def print_status(settings: Settings) -> int:
+    """Print a status report; exit code 1 when the API isn't ready or a part is unreachable."""
+    out: list[str] = [f"Esteira {full_version()} — data dir {settings.data_dir.resolve()}"]
+    healthy = await _api_line(settings, out)
+    healthy &= await _store_lines(settings, out)
+    healthy &= await _temporal_lines(settings, out)
+    print("\n".join(out), file=sys.stdout, flush=True)
+    return 0 if healthy else 1
+
+
+async def _api_line(settings: Settings, out: list[str]) -> bool:
+    url = f"http://{settings.host}:{settings.ports.api}/api/ready"
+    try:
+        async with httpx.AsyncClient(timeout=3) as http:
+            response = await http.get(url)
+    except httpx.HTTPError as exc:
+        out.append(f"REST API      {url}: not answering ({type(exc).__name__})")
+        return False
+    checks = ", ".join(f"{c['name']} {'ok' if c['ok'] else 'FAILING'}"
+                       for c in response.json().get("checks", []))
+    out.append(f"REST API      {url}: {response.json().get('status')} ({checks})")
+    return response.status_code == 200
+
+
+async def _store_lines(settings: Settings, out: list[str]) -> bool:
+    engine = create_engine(settings.sqlalchemy_url)
+    try:
+        async with session_factory(engine)() as session:
+            state = await read_pipeline_state(session)
+            instances = (await session.exec(select(Instance).where(Instance.state == "running")
+                                            )).all()
+    except Exception as exc:
+        out.append(f"Store         {describe_store(settings.sqlalchemy_url)}: unreachable ({exc})")
+        return False
+    finally:
+        await engine.dispose()
+    pipeline = (f"paused since {state.changed_at:%Y-%m-%d %H:%M:%S}Z by {state.changed_by}: "
+                f"{state.reason}" if state.paused else "running")
+    out.append(f"Store         {describe_store(settings.sqlalchemy_url)}")
+    out.append(f"Pipeline      {pipeline}")
+    out.append("Processes     role     pid      host                 last seen")
+    stale = timedelta(seconds=settings.cluster.stale_after_seconds)
+    for row in sorted(instances, key=lambda r: (r.role, r.pid)):
+        seen = utcnow() - as_utc(row.last_seen_at)
+        flag = "" if seen <= stale else "  (silent: likely dead)"
+        out.append(f"              {row.role:<8} {row.pid:<8} {row.host:<20} "
+                   f"{int(seen.total_seconds())}s ago{flag}")
+    if not instances:
+        out.append("              (none running)")
+    return True
+
+
+async def _temporal_lines(settings: Settings, out: list[str]) -> bool:
+    try:
+        client = await connect(settings)
+    except Exception as exc:
+        out.append(f"Temporal      {settings.temporal_address}: unreachable ({exc})")
+        return False
+    out.append(f"Temporal      {settings.temporal_address} namespace {settings.temporal.namespace}")
+    out.append("Task queues   queue                      backlog  pollers")
+    for worker in build(list(DOMAINS), settings):
+        backlog, pollers = await _queue_stats(client, worker.task_queue)
+        out.append(f"              {worker.task_queue:<26} {backlog:<8} {pollers}")
+    return True
+
+
+async def _queue_stats(client: Client, task_queue: str) -> tuple[int, int]:
+    backlog = pollers = 0
+    for queue_type in (TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+                       TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY):
+        response = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(namespace=client.namespace,
+                                     task_queue=TaskQueue(name=task_queue),
+                                     task_queue_type=queue_type, report_stats=True),
+            timeout=QUERY_TIMEOUT,
+        )
+        backlog += response.stats.approximate_backlog_count
+        pollers = max(pollers, len(response.pollers))
+    return backlog, pollers

@@ -1,0 +1,1 @@
+"""The worker process: one entry point, domains chosen on the command line."""

@@ -1,0 +1,1 @@
+"""The operational store: engine, tables, migrations."""

@@ -1,0 +1,56 @@
+"""Async engine and sessions for SQLite (WAL) and PostgreSQL (asyncpg)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+SQLITE_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    # NORMAL with WAL loses at most the last commits on power loss, never corrupts.
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA foreign_keys=ON",
+    # Several processes (API, workers, watcher) write the same file: wait instead of failing.
+    "PRAGMA busy_timeout=10000",
+)
+
+
+def is_sqlite(url: str) -> bool:
+    """True for a SQLite URL."""
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
+    """An engine for `url`; SQLite gets its directory created and WAL pragmas on connect."""
+    if is_sqlite(url):
+        database = make_url(url).database
+        if database and database != ":memory:":
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30})
+        event.listen(engine.sync_engine, "connect", _apply_sqlite_pragmas)
+        return engine
+    return create_async_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=10)
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions that keep loaded objects usable after commit."""
+    return async_sessionmaker(engine, class_=AsyncSession, expire_on_commit=False)
+
+
+def describe_store(url: str) -> str:
+    """`SQLite (/path/esteira.db)` or `PostgreSQL (host:port/db)`, never the password."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return f"SQLite ({parsed.database})"
+    return f"PostgreSQL ({parsed.host}:{parsed.port or 5432}/{parsed.database})"
+
+
+def _apply_sqlite_pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    for pragma in SQLITE_PRAGMAS:
+        cursor.execute(pragma)
+    cursor.close()

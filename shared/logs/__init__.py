@@ -1,0 +1,48 @@
+"""Logging for every Esteira process: seed-shaped lines, masked secrets, daily files."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from shared.logs.files import DailyFileHandler, DailySizeRotatingFile
+from shared.logs.format import SeedLineFormatter, props
+from shared.logs.masking import SecretMasker, secret_values
+from shared.settings import Settings
+
+__all__ = ["configure_logging", "props"]
+
+# Libraries whose INFO chatter drowns the operator's lines.
+_QUIET = dict.fromkeys(
+    ("httpx", "temporalio", "uvicorn.access", "aiosqlite", "asyncio", "alembic"), logging.WARNING
+)
+
+
+def configure_logging(settings: Settings, *, process: str, to_file: bool | None = None,
+                      extra_secrets: list[str] | None = None) -> SecretMasker:
+    """Route the root logger to the console and (optionally) the daily file, both masked."""
+    masker = SecretMasker([*secret_values(settings), *(extra_secrets or [])])
+    formatter = SeedLineFormatter(masker, {"Process": process})
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+        handler.close()
+    console = logging.StreamHandler(sys.stderr)
+    console.setFormatter(formatter)
+    root.addHandler(console)
+    if settings.logging.to_file if to_file is None else to_file:
+        target = DailySizeRotatingFile(
+            settings.log_dir,
+            size_limit_bytes=settings.logging.file_size_limit_mb * 1024 * 1024,
+            retained=settings.logging.retained_file_count,
+        )
+        file_handler = DailyFileHandler(target)
+        file_handler.setFormatter(formatter)
+        root.addHandler(file_handler)
+    root.setLevel(settings.logging.level)
+    for name, level in _QUIET.items():
+        logging.getLogger(name).setLevel(max(level, root.level))
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logging.getLogger(name).handlers.clear()
+        logging.getLogger(name).propagate = True
+    return masker

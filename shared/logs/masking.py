@@ -1,0 +1,79 @@
+"""Secret masking for every log line: configured secret values and secret-looking pairs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from pydantic import BaseModel, SecretStr
+
+MASK = "***"
+
+# Pairs such as `password=hunter2`, `"pin": "1234"`, `X-API-Key: abc`, `Bearer abc`: the value
+# is a secret whatever its source, so lines from libraries and exceptions are covered too.
+_PAIR = re.compile(
+    r"""(?ix)
+    (?P<key>[\w-]*?(?:api[_-]?key|x-api-key|password|passwd|pwd|pin|token|secret|hmac[_-]?secret
+        |client[_-]?secret|authorization|whsec)[\w-]*)
+    (?P<sep>["']?\s*[:=]\s*["']?)
+    (?P<value>(?:bearer\s+|basic\s+)?[^\s"',;&}]+)
+    """
+)
+# `pin` only as a whole word part, so `mapping` or `ping` are not taken for secrets.
+_SECRET_WORD = re.compile(
+    r"(?i)api[_-]?key|password|passwd|pwd|(?<![a-z])pin(?![a-z])|token|secret|whsec"
+)
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}")
+_WHSEC = re.compile(r"\bwhsec_[A-Za-z0-9+/=]{8,}")
+_MIN_SECRET_LENGTH = 4
+
+
+class SecretMasker:
+    """Replaces known secret values and secret-looking key/value pairs with `***`."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._secrets: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self.add(secrets)
+
+    def add(self, secrets: Iterable[str]) -> None:
+        """Register more secret values (short ones would mask ordinary words, so they're kept
+        only via the key/value rule)."""
+        self._secrets |= {s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}
+        ordered = sorted(self._secrets, key=len, reverse=True)
+        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def mask(self, text: str) -> str:
+        """Return `text` with every secret replaced."""
+        if self._pattern is not None:
+            text = self._pattern.sub(MASK, text)
+        text = _PAIR.sub(lambda m: f"{m['key']}{m['sep']}{MASK}", text)
+        text = _BEARER.sub(lambda m: f"{m[1]} {MASK}", text)
+        return _WHSEC.sub(MASK, text)
+
+
+def secret_values(model: BaseModel) -> list[str]:
+    """Every `SecretStr` value in a settings tree, plus values under secret-looking keys."""
+    found: list[str] = []
+    _collect(model, found, secretish=False)
+    return found
+
+
+def _collect(value: object, found: list[str], *, secretish: bool) -> None:
+    if isinstance(value, SecretStr):
+        found.append(value.get_secret_value())
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            _collect(getattr(value, name), found, secretish=_is_secret_key(name))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _collect(item, found, secretish=_is_secret_key(str(key)))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _collect(item, found, secretish=secretish)
+    elif secretish and isinstance(value, str):
+        found.append(value)
+
+
+def _is_secret_key(name: str) -> bool:
+    return bool(_SECRET_WORD.search(name))

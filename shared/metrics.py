@@ -1,0 +1,114 @@
+"""Prometheus metrics: ours, the Temporal SDK's (bridged), one exposition for all processes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from pathlib import Path
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client import multiprocess as prometheus_multiprocess
+from temporalio.runtime import (
+    BUFFERED_METRIC_KIND_COUNTER,
+    BUFFERED_METRIC_KIND_GAUGE,
+    MetricBuffer,
+    MetricBufferDurationFormat,
+    Runtime,
+    TelemetryConfig,
+)
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+_BRIDGE_INTERVAL_SECONDS = 2.0
+# prometheus_client registers each name once per process, whichever runtime reports it.
+_BRIDGED: dict[str, tuple[object, tuple[str, ...]]] = {}
+
+
+def prepare_multiprocess_dir(directory: Path) -> None:
+    """Empty the shared metrics folder before the processes of a run start writing it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink(missing_ok=True)
+
+
+def exposition() -> bytes:
+    """Text exposition of every metric; across processes when they share a folder."""
+    if os.environ.get(MULTIPROC_ENV):
+        registry = CollectorRegistry()
+        prometheus_multiprocess.MultiProcessCollector(registry)
+        return generate_latest(registry)
+    return generate_latest(REGISTRY)
+
+
+def mark_process_dead(pid: int) -> None:
+    """Drop a stopped process's live gauges from the shared folder."""
+    if os.environ.get(MULTIPROC_ENV):
+        prometheus_multiprocess.mark_process_dead(pid)
+
+
+class TemporalMetricsBridge:
+    """Drains the SDK's metric buffer into prometheus_client, so one endpoint shows both."""
+
+    def __init__(self) -> None:
+        self.buffer = MetricBuffer(50_000, MetricBufferDurationFormat.SECONDS)
+        self.runtime = Runtime(telemetry=TelemetryConfig(metrics=self.buffer))
+
+    def drain(self) -> int:
+        """Move buffered SDK updates into our registry; returns how many were moved."""
+        updates = self.buffer.retrieve_updates()
+        for update in updates:
+            metric, labels = self._metric_for(update)
+            values = {k: str(v) for k, v in update.attributes.items()}
+            bound = metric.labels(*(values.get(name, "") for name in labels)) if labels else metric
+            kind = update.metric.kind
+            if kind == BUFFERED_METRIC_KIND_COUNTER:
+                bound.inc(update.value)
+            elif kind == BUFFERED_METRIC_KIND_GAUGE:
+                bound.set(update.value)
+            else:
+                bound.observe(update.value)
+        return len(updates)
+
+    async def run(self) -> None:
+        """Drain forever at a fixed interval (cancel to stop)."""
+        while True:
+            self.drain()
+            await asyncio.sleep(_BRIDGE_INTERVAL_SECONDS)
+
+    def _metric_for(self, update) -> tuple[object, tuple[str, ...]]:
+        name = update.metric.name
+        if name not in _BRIDGED:
+            labels = tuple(sorted(str(k) for k in update.attributes))
+            description = update.metric.description or name
+            kind = update.metric.kind
+            if kind == BUFFERED_METRIC_KIND_COUNTER:
+                metric = Counter(name, description, labels)
+            elif kind == BUFFERED_METRIC_KIND_GAUGE:
+                metric = Gauge(name, description, labels, multiprocess_mode="livesum")
+            else:
+                metric = Histogram(name, description, labels)
+            _BRIDGED[name] = (metric, labels)
+        return _BRIDGED[name]
+
+
+@contextlib.asynccontextmanager
+async def bridged_runtime():
+    """A Temporal runtime whose metrics reach prometheus_client while the block runs."""
+    bridge = TemporalMetricsBridge()
+    task = asyncio.create_task(bridge.run())
+    try:
+        yield bridge.runtime
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        bridge.drain()

@@ -1,0 +1,235 @@
+"""Esteira's configuration: environment variables, an optional config file, seed-like keys."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+ENV_PREFIX = "ESTEIRA_"
+CONFIG_FILE_ENV = "ESTEIRA_CONFIG_FILE"
+
+
+class PipelineSettings(BaseModel):
+    """`Pipeline:*` — how the signing pipeline claims and runs jobs."""
+
+    max_concurrency: int = Field(default=4, ge=1, le=256)
+    poll_interval_seconds: float = Field(default=2.0, gt=0)
+    reject_already_processed_file_names: bool = True
+
+
+class InputFolderSettings(BaseModel):
+    """One `Storage:Inputs[]` entry: a watched input folder."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    path: Path | None = None
+    polling_interval_seconds: float | None = Field(default=None, gt=0)
+    ignore: list[str] = Field(default_factory=list)
+
+
+class StorageSettings(BaseModel):
+    """`Storage:*` — where inputs, staging, outputs and errors live."""
+
+    root: Path | None = None
+    inputs: list[InputFolderSettings] = Field(default_factory=list)
+
+    @field_validator("inputs")
+    @classmethod
+    def _unique_names(cls, inputs: list[InputFolderSettings]) -> list[InputFolderSettings]:
+        names = [i.name.lower() for i in inputs]
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        if duplicated:
+            raise ValueError(f"input folder names must be unique: {', '.join(duplicated)}")
+        return inputs
+
+
+class SigningSettings(BaseModel):
+    """`Signing:*` — profiles seeded into the operational store on the first boot."""
+
+    profiles: list[dict[str, Any]] = Field(default_factory=list)
+    policy: str = "ICP-Brasil AD-RB (PAdES + CAdES + XAdES)"
+
+
+class UploadSettings(BaseModel):
+    """`Upload:*` — the `POST /api/files` door."""
+
+    enabled: bool = True
+    max_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
+
+
+class ClusterSettings(BaseModel):
+    """`Cluster:*` — identity and liveness of this instance among its siblings."""
+
+    enabled: bool = False
+    instance_name: str | None = None
+    stale_after_seconds: int = Field(default=60, ge=5)
+
+
+class LogSettings(BaseModel):
+    """`Logging:*` — console and daily files."""
+
+    level: str = "INFO"
+    directory: Path | None = None
+    file_size_limit_mb: int = Field(default=50, ge=1)
+    retained_file_count: int = Field(default=14, ge=1)
+    to_file: bool = True
+
+    @field_validator("level")
+    @classmethod
+    def _known_level(cls, level: str) -> str:
+        level = level.upper()
+        if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+            raise ValueError("must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
+        return level
+
+
+class PortSettings(BaseModel):
+    """Every port a process of ours listens on; all settable so instances can sit side by side."""
+
+    api: int = Field(default=8080, ge=0, le=65535)
+    grpc: int = Field(default=50051, ge=0, le=65535)
+    temporal: int = Field(default=7233, ge=0, le=65535)
+    temporal_ui: int = Field(default=8233, ge=0, le=65535)
+    webhook: int = Field(default=8090, ge=0, le=65535)
+    midaz: int = Field(default=8091, ge=0, le=65535)
+    mensageria: int = Field(default=8092, ge=0, le=65535)
+    turnstile: int = Field(default=8093, ge=0, le=65535)
+
+
+class TemporalSettings(BaseSettings):
+    """Temporal connection, read from the official `TEMPORAL_*` environment names."""
+
+    model_config = SettingsConfigDict(env_prefix="TEMPORAL_", extra="ignore")
+
+    address: str | None = None
+    namespace: str = "default"
+    tls: bool = False
+    tls_client_cert_path: Path | None = None
+    tls_client_key_path: Path | None = None
+    tls_server_ca_cert_path: Path | None = None
+    tls_server_name: str | None = None
+
+
+class Settings(BaseSettings):
+    """The whole configuration of one Esteira process."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", validate_default=True
+    )
+
+    environment: str = "Development"
+    data_dir: Path = Path("data")
+    host: str = "127.0.0.1"
+    api_key: SecretStr | None = None
+    database_url: SecretStr | None = None
+    ports: PortSettings = Field(default_factory=PortSettings)
+    pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    signing: SigningSettings = Field(default_factory=SigningSettings)
+    upload: UploadSettings = Field(default_factory=UploadSettings)
+    cluster: ClusterSettings = Field(default_factory=ClusterSettings)
+    logging: LogSettings = Field(default_factory=LogSettings)
+    temporal: TemporalSettings = Field(default_factory=TemporalSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Environment beats the config file, the config file beats defaults."""
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        config_file = os.environ.get(CONFIG_FILE_ENV)
+        if config_file:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(config_file)))
+        return tuple(sources)
+
+    # Paths derived from data_dir, so one setting moves a whole instance.
+    @property
+    def storage_root(self) -> Path:
+        """`data/storage` unless `Storage:Root` says otherwise."""
+        return (self.storage.root or self.data_dir / "storage").resolve()
+
+    @property
+    def log_dir(self) -> Path:
+        """`data/logs` unless `Logging:Directory` says otherwise."""
+        return (self.logging.directory or self.data_dir / "logs").resolve()
+
+    @property
+    def api_key_file(self) -> Path:
+        """Where `esteira dev` keeps a generated API key."""
+        return self.data_dir.resolve() / "api-key"
+
+    @property
+    def sqlalchemy_url(self) -> str:
+        """The operational store's URL, SQLite under `data/db/` by default."""
+        if self.database_url is not None:
+            return normalise_database_url(self.database_url.get_secret_value())
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'db' / 'esteira.db').resolve()}"
+
+    @property
+    def temporal_address(self) -> str:
+        """`TEMPORAL_ADDRESS`, or the embedded dev server on this host."""
+        return self.temporal.address or f"127.0.0.1:{self.ports.temporal}"
+
+    def input_folder_path(self, folder: InputFolderSettings) -> Path:
+        """An input folder's path: explicit, or `storage/input/<name>`."""
+        return (folder.path or self.storage_root / "input" / folder.name).resolve()
+
+
+def normalise_database_url(url: str) -> str:
+    """Pick the async driver for plain `postgresql://` and `sqlite://` URLs."""
+    for plain, driver in (
+        ("postgresql://", "postgresql+asyncpg://"),
+        ("postgres://", "postgresql+asyncpg://"),
+        ("sqlite://", "sqlite+aiosqlite://"),
+    ):
+        if url.startswith(plain):
+            return driver + url[len(plain) :]
+    return url
+
+
+class ConfigurationError(Exception):
+    """The configuration can't be used; the message names each offending key."""
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings from the environment and config file, naming bad keys in the error."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise ConfigurationError(describe_validation_error(exc)) from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per bad key, in both the environment and the dotted spelling."""
+    lines = ["Invalid configuration:"]
+    for error in exc.errors():
+        loc = [str(part) for part in error["loc"]]
+        dotted = ".".join(loc)
+        env_name = ENV_PREFIX + "__".join(p.upper() for p in loc if not p.isdigit())
+        lines.append(f"  {env_name} ({dotted}): {error['msg']}")
+    return "\n".join(lines)
+
+
+def unknown_environment_keys(environ: dict[str, str] | None = None) -> list[str]:
+    """`ESTEIRA_*` variables that match no setting: most likely typos."""
+    environ = dict(os.environ if environ is None else environ)
+    known = {ENV_PREFIX + name.upper() for name in Settings.model_fields}
+    known |= {CONFIG_FILE_ENV, "ESTEIRA_CHILD", "ESTEIRA_BUILD"}
+    return sorted(
+        key
+        for key in environ
+        if key.startswith(ENV_PREFIX) and key.split("__")[0] not in known
+    )

@@ -1,0 +1,39 @@
+"""The REST app on a real store and a real Temporal server, driven in process."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest_asyncio
+from temporalio.testing import WorkflowEnvironment
+
+from services.api.app import create_app
+from services.api.context import ApiContext
+from shared.db.engine import create_engine, session_factory
+from shared.settings import Settings
+
+API_KEY = "test-api-key-0123456789"
+
+
+async def make_context(settings: Settings, temporal_env: WorkflowEnvironment) -> ApiContext:
+    """An ApiContext on the test's database and the session's Temporal server."""
+    engine = create_engine(settings.sqlalchemy_url)
+
+    async def client():
+        return temporal_env.client
+
+    return ApiContext(settings=settings, engine=engine, sessions=session_factory(engine),
+                      api_key=API_KEY, connect_temporal=client)
+
+
+@pytest_asyncio.fixture
+async def api(settings: Settings, temporal_env: WorkflowEnvironment
+              ) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client on the app, without credentials."""
+    context = await make_context(settings, temporal_env)
+    transport = httpx.ASGITransport(app=create_app(context))
+    async with httpx.AsyncClient(transport=transport, base_url="http://esteira") as client:
+        client.context = context  # type: ignore[attr-defined]
+        yield client
+    await context.engine.dispose()

@@ -1,0 +1,149 @@
+"""Health, readiness, metrics and the API key, against a real store and Temporal."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import httpx
+import pytest
+from temporalio.client import Client
+
+from services.api.app import create_app
+from shared.db.engine import create_engine, session_factory
+from shared.readiness import folder_probe
+from shared.settings import Settings
+from tests.api.conftest import API_KEY, make_context
+
+AUTH = {"X-API-Key": API_KEY}
+
+
+async def test_health_answers_without_a_key(api):
+    response = await api.get("/api/health")
+    assert response.status_code == 200
+    assert response.json()["status"] == "Healthy"
+
+
+async def test_ready_lists_each_check_by_name_without_detail(api):
+    response = await api.get("/api/ready")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "Ready"
+    assert body["checks"] == [{"name": "operational-store", "ok": True},
+                              {"name": "temporal", "ok": True}]
+
+
+async def test_ready_details_needs_the_key_and_gives_detail(api):
+    refused = await api.get("/api/ready/details")
+    assert refused.status_code == 401
+    assert refused.json()["code"] == "auth.missing-key"
+    response = await api.get("/api/ready/details", headers=AUTH)
+    assert response.status_code == 200
+    checks = {c["name"]: c for c in response.json()["checks"]}
+    assert checks["temporal"]["detail"]
+    assert checks["operational-store"]["gating"] is True
+
+
+async def test_wrong_key_is_refused_with_a_json_error(api):
+    response = await api.get("/api/ready/details", headers={"X-API-Key": "nope"})
+    assert response.status_code == 401
+    assert response.json() == {"code": "auth.invalid-key", "message": "The API key is not valid."}
+
+
+async def test_unknown_api_paths_are_closed_before_they_exist(api):
+    # Default-deny: a route added later without thinking about auth is still protected.
+    assert (await api.post("/api/pipeline/pause")).status_code == 401
+    assert (await api.post("/api/pipeline/pause", headers=AUTH)).status_code == 404
+
+
+async def test_key_comparison_is_constant_time(api):
+    with mock.patch("shared.auth.hmac.compare_digest", return_value=True) as compare:
+        response = await api.get("/api/ready/details", headers={"X-API-Key": "anything"})
+    assert response.status_code == 200
+    compare.assert_called_once_with(b"anything", API_KEY.encode())
+
+
+async def test_store_down_fails_readiness(settings, temporal_env):
+    context = await make_context(settings, temporal_env)
+    await context.engine.dispose()
+    context.engine = create_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")
+    context.sessions = session_factory(context.engine)
+    async with _client(context) as api:
+        response = await api.get("/api/ready")
+    assert response.status_code == 503
+    assert {"name": "operational-store", "ok": False} in response.json()["checks"]
+
+
+async def test_temporal_down_fails_readiness(settings, temporal_env):
+    context = await make_context(settings, temporal_env)
+
+    async def unreachable():
+        return await Client.connect("127.0.0.1:1")
+
+    context.connect_temporal = unreachable
+    async with _client(context) as api:
+        response = await api.get("/api/ready/details", headers=AUTH)
+    assert response.status_code == 503
+    temporal = next(c for c in response.json()["checks"] if c["name"] == "temporal")
+    assert temporal["ok"] is False and temporal["detail"]
+
+
+async def test_missing_input_folder_fails_readiness_by_name(settings, temporal_env, tmp_path):
+    settings = Settings(data_dir=settings.data_dir, database_url=settings.database_url,
+                        storage={"inputs": [{"name": "folha", "path": tmp_path / "gone"}]})
+    context = await make_context(settings, temporal_env)
+    async with _client(context) as api:
+        missing = await api.get("/api/ready")
+        (tmp_path / "gone").mkdir()
+        present = await api.get("/api/ready")
+    assert missing.status_code == 503
+    assert {"name": "input-folder:folha", "ok": False} in missing.json()["checks"]
+    assert present.status_code == 200
+
+
+async def test_non_gating_check_is_shown_but_does_not_fail_readiness(settings, temporal_env):
+    context = await make_context(settings, temporal_env)
+
+    async def degraded():
+        return False, "certificate could not be opened"
+
+    from shared.readiness import Probe
+
+    context.extra_probes.append(Probe("signing-profile:folha", degraded, gating=False))
+    async with _client(context) as api:
+        response = await api.get("/api/ready")
+    assert response.status_code == 200
+    assert {"name": "signing-profile:folha", "ok": False} in response.json()["checks"]
+
+
+async def test_stopped_watcher_fails_its_folder_check(tmp_path):
+    probe = folder_probe("inbox", tmp_path, stopped_reason=lambda: "10 consecutive failures")
+    ok, detail = await probe.run()
+    assert not ok and "10 consecutive failures" in detail
+
+
+async def test_metrics_expose_ours_and_the_temporal_sdks(api, temporal_env):
+    from shared.metrics import TemporalMetricsBridge
+    from shared.temporal import connect
+
+    bridge = TemporalMetricsBridge()
+    settings = api.context.settings.model_copy()
+    settings.temporal.address = temporal_env.client.service_client.config.target_host
+    client = await connect(settings, runtime=bridge.runtime)
+    await client.service_client.check_health()
+    await client.count_workflows()
+    assert bridge.drain() > 0
+    response = await api.get("/api/metrics")
+    assert response.status_code == 200
+    assert "text/plain" in response.headers["content-type"]
+    assert "temporal_request" in response.text
+    assert "process_" in response.text or "python_info" in response.text
+
+
+def _client(context):
+    transport = httpx.ASGITransport(app=create_app(context))
+    return httpx.AsyncClient(transport=transport, base_url="http://esteira")
+
+
+@pytest.fixture(autouse=True)
+def _no_generated_key_file(settings):
+    assert not settings.api_key_file.exists()

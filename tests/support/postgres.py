@@ -1,0 +1,86 @@
+"""A throwaway PostgreSQL server from Debian's binaries, for the PostgreSQL test tier."""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+# initdb refuses to run as root; Debian's package creates this account.
+_UNPRIVILEGED_USER = "postgres"
+
+
+def find_bindir() -> Path | None:
+    """The directory holding initdb/pg_ctl/postgres, if PostgreSQL is installed."""
+    explicit = os.environ.get("ESTEIRA_TEST_PG_BINDIR")
+    candidates = [explicit] if explicit else []
+    candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
+    initdb = shutil.which("initdb")
+    if initdb:
+        candidates.append(str(Path(os.path.realpath(initdb)).parent))
+    for candidate in candidates:
+        if candidate and (Path(candidate) / "initdb").is_file() \
+                and (Path(candidate) / "pg_ctl").is_file():
+            return Path(candidate)
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class PostgresServer:
+    """A running cluster in a temporary folder, trusting local connections."""
+
+    bindir: Path
+    root: Path
+    port: int
+
+    @property
+    def admin_url(self) -> str:
+        """URL of the maintenance database."""
+        return f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/postgres"
+
+    def url(self, database: str) -> str:
+        """URL of a database on this server."""
+        return f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/{database}"
+
+    @classmethod
+    def start(cls, bindir: Path) -> PostgresServer:
+        """initdb + pg_ctl start, as the unprivileged user when running as root."""
+        root = Path(tempfile.mkdtemp(prefix="esteira-pg-"))
+        os.chmod(root, 0o777)
+        server = cls(bindir, root, _free_port())
+        data = root / "data"
+        server._run("initdb", "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8",
+                    "--no-sync")
+        server._run("pg_ctl", "-D", str(data), "-w", "-t", "60", "-l", str(root / "pg.log"),
+                    "-o", f"-p {server.port} -h 127.0.0.1 -k {root} -c fsync=off "
+                    "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
+                    "start")
+        return server
+
+    def stop(self) -> None:
+        """Stop the server and remove its folder."""
+        try:
+            self._run("pg_ctl", "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop")
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def _run(self, tool: str, *args: str) -> None:
+        command = [str(self.bindir / tool), *args]
+        if os.geteuid() == 0:
+            pwd.getpwnam(_UNPRIVILEGED_USER)
+            command = ["runuser", "-u", _UNPRIVILEGED_USER, "--", *command]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        if result.returncode != 0:
+            raise RuntimeError(f"{tool} failed ({result.returncode}): {result.stderr or result.stdout}")

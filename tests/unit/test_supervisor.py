@@ -1,0 +1,108 @@
+"""The dev supervisor: restarts a crashed child, stops slow ones, leaves nothing behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+from services.dev.supervisor import ChildSpec, Supervisor
+
+
+def _python(code: str) -> list[str]:
+    return [sys.executable, "-c", textwrap.dedent(code)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes.
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().split()[2] != "Z"
+
+
+async def test_output_reaches_the_sink_and_a_crash_is_restarted():
+    lines: list[tuple[str, bool]] = []
+    supervisor = Supervisor(lambda line, console: lines.append((line, console)))
+    await supervisor.start(ChildSpec("crashy", _python("print('up', flush=True); raise SystemExit(3)")))
+    for _ in range(100):
+        if sum(1 for line, _ in lines if line == "up") >= 2:
+            break
+        await asyncio.sleep(0.05)
+    await supervisor.stop()
+    assert sum(1 for line, _ in lines if line == "up") >= 2
+    assert all(console for _, console in lines)
+
+
+async def test_foreign_output_is_wrapped_and_kept_off_the_console():
+    lines: list[tuple[str, bool]] = []
+    supervisor = Supervisor(lambda line, console: lines.append((line, console)))
+    await supervisor.start(ChildSpec("temporal", _python(
+        "import time; print('time=x level=ERROR msg=boom', flush=True); time.sleep(30)"),
+        foreign_output=True))
+    for _ in range(100):
+        if lines:
+            break
+        await asyncio.sleep(0.05)
+    await supervisor.stop()
+    line, console = lines[0]
+    assert "[ERR] time=x level=ERROR msg=boom" in line and '{Process: "temporal"}' in line
+    assert console is False
+
+
+async def test_a_child_ignoring_sigterm_is_killed_after_its_timeout():
+    supervisor = Supervisor(lambda line, console: None)
+    await supervisor.start(ChildSpec("stubborn", _python("""
+        import signal, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print('ready', flush=True)
+        time.sleep(60)
+    """), stop_timeout=0.5))
+    await asyncio.sleep(0.5)
+    pid = supervisor.pid("stubborn")
+    started = time.monotonic()
+    await supervisor.stop()
+    assert time.monotonic() - started < 5
+    assert pid is not None and not _alive(pid)
+
+
+def test_children_die_when_the_supervisor_is_killed(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    script = tmp_path / "supervise.py"
+    script.write_text(textwrap.dedent(f"""
+        import asyncio, sys
+        from services.dev.supervisor import ChildSpec, Supervisor
+
+        async def main():
+            supervisor = Supervisor(lambda line, console: None)
+            child = [sys.executable, "-c",
+                     "import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+                     "time.sleep(60)"]
+            await supervisor.start(ChildSpec("sleeper", child))
+            await asyncio.sleep(60)
+
+        asyncio.run(main())
+    """))
+    parent = subprocess.Popen([sys.executable, str(script)], cwd=os.getcwd())
+    try:
+        for _ in range(100):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            time.sleep(0.05)
+        child_pid = int(pid_file.read_text())
+        assert _alive(child_pid)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        for _ in range(100):
+            if not _alive(child_pid):
+                break
+            time.sleep(0.05)
+        assert not _alive(child_pid)
+    finally:
+        parent.kill()
