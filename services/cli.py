@@ -35,7 +35,7 @@ def _migrate(settings: Settings, args: argparse.Namespace) -> int:
 
     configure_logging(settings, process="migrate")
     migrate.upgrade(settings.sqlalchemy_url)
-    log.info("Operational store at revision %s", migrate.head_revision())
+    log.info("Operational store at %s", ", ".join(sorted(migrate.head_revisions())))
     return 0
 
 

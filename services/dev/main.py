@@ -66,7 +66,7 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         if not await _wait_for_temporal(settings, stop):
             return 0
         await asyncio.to_thread(migrate.upgrade, settings.sqlalchemy_url)
-        log.info("Migrations applied (head %s)", migrate.head_revision())
+        log.info("Migrations applied (heads %s)", ", ".join(sorted(migrate.head_revisions())))
         for spec in _service_specs(child_env):
             await supervisor.start(spec)
         ready = await _wait_for_ready(settings, stop)

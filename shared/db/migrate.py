@@ -20,18 +20,20 @@ def alembic_config(url: str) -> Config:
     return config
 
 
-def upgrade(url: str, revision: str = "head") -> None:
-    """Bring the store at `url` up to `revision` (idempotent). Blocking: run off the loop."""
+def upgrade(url: str, revision: str = "heads") -> None:
+    """Bring the store at `url` up to `revision` (idempotent). Blocking: run off the loop.
+
+    Each domain keeps its own branch off the foundation (`branch_labels = ("<domain>",)`),
+    so domains add migrations independently; `heads` applies every branch.
+    """
     command.upgrade(alembic_config(url), revision)
 
 
-def head_revision() -> str:
-    """The newest migration this build knows."""
-    head = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
-    assert head is not None
-    return head
+def head_revisions() -> set[str]:
+    """The newest migration of each branch this build knows."""
+    return set(ScriptDirectory.from_config(alembic_config("sqlite://")).get_heads())
 
 
-def current_revision(sync_connection) -> str | None:
-    """The revision a database is at (for readiness and `esteira status`)."""
-    return MigrationContext.configure(sync_connection).get_current_revision()
+def current_revisions(sync_connection) -> set[str]:
+    """The revisions a database is at, one per branch."""
+    return set(MigrationContext.configure(sync_connection).get_current_heads())

@@ -19,11 +19,11 @@ async def test_migrations_reach_head_and_are_idempotent(database_url):
     engine = create_engine(database_url)
     try:
         async with engine.connect() as connection:
-            revision = await connection.run_sync(migrate.current_revision)
+            revisions = await connection.run_sync(migrate.current_revisions)
             tables = await connection.run_sync(lambda c: set(inspect(c).get_table_names()))
     finally:
         await engine.dispose()
-    assert revision == migrate.head_revision()
+    assert revisions == migrate.head_revisions()
     assert {"pipeline_state", "operational_events", "instances"} <= tables
 
 
