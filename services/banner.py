@@ -44,13 +44,12 @@ def ready_rows(settings: Settings, *, pipeline: str, api_key_note: str,
         ("content root", str(Path.cwd())),
         ("storage root", str(settings.storage_root)),
         ("operational store", describe_store(settings.sqlalchemy_url)),
-        ("cert source", _cert_source(settings)),
         ("signing policy", settings.signing.policy),
-        ("encryption", "disabled"),
         ("poll interval", f"{settings.pipeline.poll_interval_seconds:g}s"),
         ("pipeline", pipeline),
         ("max concurrency", str(settings.pipeline.max_concurrency)),
         ("upload", "enabled" if settings.upload.enabled else "disabled"),
+        *extra,
         ("version", full_version()),
         ("temporal", f"{settings.temporal_address} (namespace {settings.temporal.namespace})"),
         ("temporal ui", f"http://{settings.host}:{settings.ports.temporal_ui}"),
@@ -58,15 +57,9 @@ def ready_rows(settings: Settings, *, pipeline: str, api_key_note: str,
         ("grpc", f"{settings.host}:{settings.ports.grpc}"),
         ("api key", api_key_note),
         ("logs", str(settings.log_dir / "esteira-yyyyMMdd.log")),
-        *extra,
     ]
     unknown = unknown_environment_keys()
     if unknown:
         rows.append(("unknown settings", ", ".join(unknown) + " (ignored: check the spelling)"))
     return rows
 
-
-def _cert_source(settings: Settings) -> str:
-    if not settings.signing.profiles:
-        return "none (no signing profiles configured)"
-    return f"{len(settings.signing.profiles)} profile(s) from Signing:Profiles[]"

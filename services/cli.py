@@ -7,7 +7,9 @@ import asyncio
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
+from services import sisbajud_cli
 from shared.auth import MissingApiKeyError
 from shared.logs import configure_logging
 from shared.settings import ConfigurationError, Settings, load_settings
@@ -31,11 +33,10 @@ def _dev(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _migrate(settings: Settings, args: argparse.Namespace) -> int:
-    from shared.db import migrate
+    from services.bootstrap import bootstrap
 
     configure_logging(settings, process="migrate")
-    migrate.upgrade(settings.sqlalchemy_url)
-    log.info("Operational store at %s", ", ".join(sorted(migrate.head_revisions())))
+    asyncio.run(bootstrap(settings))
     return 0
 
 
@@ -69,6 +70,38 @@ def _grpc(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _watcher(settings: Settings, args: argparse.Namespace) -> int:
+    from services.watcher.main import run_watcher
+
+    configure_logging(settings, process="watcher")
+    asyncio.run(run_watcher(settings))
+    return 0
+
+
+def _decrypt(settings: Settings, args: argparse.Namespace) -> int:
+    from activities.signer.crypto.bsenc import BsencCipher
+    from activities.signer.crypto.errors import SignerCryptoError
+    from activities.signer.encryption import load_encryption_key
+
+    key = load_encryption_key(settings)
+    if key is None:
+        print("No ESTEIRA_SIGNING__ENCRYPTION_PASSPHRASE is configured.", file=sys.stderr)
+        return EXIT_CONFIG
+    source = Path(args.file)
+    target = Path(args.output) if args.output else source.with_name(
+        source.name.removesuffix(".enc"))
+    if target == source or target.exists():
+        print(f"Refusing to overwrite {target}; pass -o with a new name.", file=sys.stderr)
+        return 1
+    try:
+        BsencCipher(key).decrypt_file(source, target)
+    except (SignerCryptoError, OSError) as exc:
+        print(f"Could not decrypt {source}: {exc}", file=sys.stderr)
+        return 1
+    print(target)
+    return 0
+
+
 def _status(settings: Settings, args: argparse.Namespace) -> int:
     from services.status import print_status
 
@@ -78,11 +111,14 @@ def _status(settings: Settings, args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, tuple[str, Callable[[Settings, argparse.Namespace], int]]] = {
     "dev": ("run everything on this machine (Temporal, workers, APIs, simulators)", _dev),
-    "migrate": ("apply the operational store's migrations", _migrate),
+    "migrate": ("apply migrations, seed signing profiles, create storage folders", _migrate),
     "worker": ("run Temporal workers for some domains", _worker),
     "api": ("run the REST API", _api),
     "grpc": ("run the gRPC server", _grpc),
+    "watcher": ("watch the input folders and turn stable files into jobs", _watcher),
     "status": ("show what is running, queue sizes and the pause state", _status),
+    "decrypt": ("decrypt a BSENC v1 artifact (.enc) with this deployment's key", _decrypt),
+    **sisbajud_cli.COMMANDS,
 }
 
 
@@ -93,9 +129,13 @@ def parser() -> argparse.ArgumentParser:
     commands = root.add_subparsers(dest="command", required=True, metavar="command")
     for name, (help_text, _) in COMMANDS.items():
         sub = commands.add_parser(name, help=help_text, description=help_text)
+        if name == "decrypt":
+            sub.add_argument("file", help="the .enc artifact")
+            sub.add_argument("-o", "--output", help="where to write (default: name without .enc)")
         if name == "worker":
             sub.add_argument("--domains", default="all",
                              help="comma-separated domains to run, or `all` (default)")
+        sisbajud_cli.add_arguments(name, sub)
     return root
 
 

@@ -6,16 +6,18 @@ import sys
 from datetime import timedelta
 
 import httpx
+from sqlalchemy import func
 from sqlmodel import select
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
-from services.worker.domains import DOMAINS, build
+from services.worker.domains import TASK_QUEUES
 from shared.db.engine import create_engine, describe_store, session_factory
 from shared.db.models import Instance, as_utc, utcnow
 from shared.db.pipeline import read_pipeline_state
+from shared.db.signer_models import Job
 from shared.settings import Settings
 from shared.temporal import connect
 from shared.version import full_version
@@ -54,6 +56,8 @@ async def _store_lines(settings: Settings, out: list[str]) -> bool:
             state = await read_pipeline_state(session)
             instances = (await session.exec(select(Instance).where(Instance.state == "running")
                                             )).all()
+            jobs = (await session.exec(select(Job.status, func.count()).group_by(Job.status)
+                                       )).all()
     except Exception as exc:
         out.append(f"Store         {describe_store(settings.sqlalchemy_url)}: unreachable ({exc})")
         return False
@@ -63,6 +67,8 @@ async def _store_lines(settings: Settings, out: list[str]) -> bool:
                 f"{state.reason}" if state.paused else "running")
     out.append(f"Store         {describe_store(settings.sqlalchemy_url)}")
     out.append(f"Pipeline      {pipeline}")
+    counts = ", ".join(f"{status} {count}" for status, count in sorted(jobs)) or "none"
+    out.append(f"Signer jobs   {counts}")
     out.append("Processes     role     pid      host                 last seen")
     stale = timedelta(seconds=settings.cluster.stale_after_seconds)
     for row in sorted(instances, key=lambda r: (r.role, r.pid)):
@@ -83,9 +89,9 @@ async def _temporal_lines(settings: Settings, out: list[str]) -> bool:
         return False
     out.append(f"Temporal      {settings.temporal_address} namespace {settings.temporal.namespace}")
     out.append("Task queues   queue                      backlog  pollers")
-    for worker in build(list(DOMAINS), settings):
-        backlog, pollers = await _queue_stats(client, worker.task_queue)
-        out.append(f"              {worker.task_queue:<26} {backlog:<8} {pollers}")
+    for queue in (q for queues in TASK_QUEUES.values() for q in queues):
+        backlog, pollers = await _queue_stats(client, queue)
+        out.append(f"              {queue:<26} {backlog:<8} {pollers}")
     return True
 
 

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -82,21 +80,3 @@ def temporal_probe(client_provider: Callable[[], Awaitable[Client]]) -> Probe:
         return healthy, f"{client.service_client.config.target_host} namespace={client.namespace}"
 
     return Probe("temporal", run)
-
-
-def folder_probe(name: str, path: Path, stopped_reason: Callable[[], str | None] | None = None
-                 ) -> Probe:
-    """An input folder exists, can be listed and written, and its watcher hasn't stopped."""
-
-    async def run() -> tuple[bool, str]:
-        reason = stopped_reason() if stopped_reason else None
-        if reason:
-            return False, f"watcher stopped: {reason}"
-        if not path.is_dir():
-            return False, f"{path} does not exist or is not a folder"
-        if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
-            return False, f"{path} is not readable and writable by this process"
-        await asyncio.to_thread(lambda: next(os.scandir(path), None))
-        return True, str(path)
-
-    return Probe(f"input-folder:{name}", run)

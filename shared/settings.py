@@ -6,7 +6,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -24,6 +31,15 @@ class PipelineSettings(BaseModel):
     max_concurrency: int = Field(default=4, ge=1, le=256)
     poll_interval_seconds: float = Field(default=2.0, gt=0)
     reject_already_processed_file_names: bool = True
+    # A file is a candidate once its size and mtime stayed the same for this long.
+    stability_window_seconds: float = Field(default=1.0, ge=0)
+    max_consecutive_enqueue_failures: int = Field(default=10, ge=1)
+    # How often an unreadable or locked input is tried again before it is reported.
+    input_read_attempts: int = Field(default=3, ge=1)
+    # A worker silent this long is taken for lost; its job is then requeued or failed safely.
+    heartbeat_timeout_seconds: float = Field(default=30.0, ge=1)
+    # Appended to the signer's task queue names, so deployments can share a namespace.
+    task_queue_suffix: str = Field(default="", pattern=r"^[A-Za-z0-9._-]*$")
 
 
 class InputFolderSettings(BaseModel):
@@ -56,6 +72,9 @@ class SigningSettings(BaseModel):
 
     profiles: list[dict[str, Any]] = Field(default_factory=list)
     policy: str = "ICP-Brasil AD-RB (PAdES + CAdES + XAdES)"
+    default_profile: str = "default"
+    # BSENC v1 passphrase for profiles that encrypt; the salt lives in data/keys/.
+    encryption_passphrase: SecretStr | None = None
 
 
 class UploadSettings(BaseModel):
@@ -104,6 +123,102 @@ class PortSettings(BaseModel):
     turnstile: int = Field(default=8093, ge=0, le=65535)
 
 
+class PickupSettings(BaseModel):
+    """`Pickup:*` — durations, cadences and the turnstile controller of the pickup board."""
+
+    # The seed's IONCLASS_READY_TIMEOUT_MINUTES (also read under that name).
+    ready_timeout_minutes: float = Field(default=60.0, gt=0)
+    # Default for new schools; each school carries its own arrival-signal timeout.
+    arrival_timeout_minutes: float = Field(default=15.0, gt=0)
+    token_ttl_hours: float = Field(default=24.0 * 30, gt=0)
+    token_prune_after_hours: float = Field(default=24.0, ge=0)
+    schedules_enabled: bool = True
+    timers_enabled: bool = True
+    authorization_sweep_minutes: float = Field(default=60.0, gt=0)
+    early_release_sweep_minutes: float = Field(default=60.0, gt=0)
+    arrival_sweep_minutes: float = Field(default=1.0, gt=0)
+    ready_sweep_minutes: float = Field(default=5.0, gt=0)
+    token_sweep_hours: float = Field(default=24.0, gt=0)
+    queue_snapshot_minutes: float = Field(default=5.0, gt=0)
+    link_sweep_time_zone: str = "America/Sao_Paulo"
+    sweep_batch_size: int = Field(default=500, ge=1, le=10_000)
+    sse_poll_seconds: float = Field(default=1.0, gt=0)
+    sse_keepalive_seconds: float = Field(default=15.0, gt=0)
+    turnstile_url: str | None = None
+    turnstile_login: str = "admin"
+    turnstile_password: SecretStr | None = None
+    turnstile_timeout_seconds: float = Field(default=5.0, gt=0)
+    monitor_token: SecretStr | None = None
+    ledger_retry_initial_seconds: float = Field(default=1.0, gt=0)
+    ledger_retry_max_seconds: float = Field(default=60.0, gt=0)
+    notification_webhook_url: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _seed_ready_timeout(cls, data: Any) -> Any:
+        seed_value = os.environ.get("IONCLASS_READY_TIMEOUT_MINUTES")
+        if seed_value and isinstance(data, dict) and "ready_timeout_minutes" not in data:
+            data = {**data, "ready_timeout_minutes": seed_value}
+        return data
+
+
+# Ids of the ledger the Midaz simulator bootstraps for `esteira dev` (its default institution).
+DEV_MIDAZ_ORGANIZATION_ID = "0190a000-0000-7000-8000-00000000e5e1"
+DEV_MIDAZ_LEDGER_ID = "0190a000-0000-7000-8000-00000000e5e2"
+
+
+class InstitutionSettings(BaseModel):
+    """One institution the SISBAJUD executor writes for: its Midaz ledger and CRM."""
+
+    id: str = Field(min_length=1, max_length=100)
+    # None: the Midaz simulator of `esteira dev` (http://<host>:<ports.midaz>).
+    base_url: str | None = None
+    token: SecretStr | None = None
+    organization_id: str
+    ledger_id: str
+    crm_mode: str = Field(default="embedded", pattern="^(legacy|embedded)$")
+    crm_base_url: str | None = None
+    asset_code: str = "BRL"
+    # Midaz has no salary flag: CRM `bankingDetails.type` values that mean "conta salário".
+    salary_account_types: list[str] = Field(default_factory=lambda: ["SLRY"])
+
+
+def _dev_institutions() -> list[InstitutionSettings]:
+    return [InstitutionSettings(id="SIMBANK", organization_id=DEV_MIDAZ_ORGANIZATION_ID,
+                                ledger_id=DEV_MIDAZ_LEDGER_ID)]
+
+
+class SisbajudSettings(BaseModel):
+    """`Sisbajud:*` — the court-order executor (the seed's `EXECUTOR_*`, see the README)."""
+
+    tick_every_seconds: float = Field(default=30.0, gt=0)
+    heartbeat_every_seconds: float = Field(default=300.0, gt=0)
+    human_decision_after_beats: int = Field(default=3, ge=1)
+    response_deadline_margin_seconds: float = Field(default=3600.0, ge=0)
+    orphan_reconcile_window_seconds: float = Field(default=48 * 3600.0, gt=0)
+    hub_webhook_max_skew_seconds: int = Field(default=300, ge=0)
+    # Standard Webhooks secrets (`whsec_…`), several during a rotation; `esteira dev`
+    # generates one into data/hub-webhook-secret when none is set.
+    hub_webhook_secrets: list[SecretStr] = Field(default_factory=list)
+    m2m_subject: str = Field(default="esteira-executor", min_length=1)
+    systemplane_enabled: bool = False
+    # None: the Mensageria simulator of `esteira dev` (http://<host>:<ports.mensageria>).
+    mensageria_url: str | None = None
+    mensageria_token: SecretStr | None = None
+    institutions: list[InstitutionSettings] = Field(default_factory=_dev_institutions)
+    http_timeout_seconds: float = Field(default=15.0, gt=0)
+    fetch_retry_initial_seconds: float = Field(default=1.0, gt=0)
+    fetch_retry_max_seconds: float = Field(default=60.0, gt=0)
+    write_heartbeat_timeout_seconds: float = Field(default=30.0, gt=0)
+    parent_poll_seconds: float = Field(default=60.0, gt=0)
+    parent_wait_max_seconds: float = Field(default=86400.0, gt=0)
+    outbox_retry_initial_seconds: float = Field(default=5.0, gt=0)
+    outbox_retry_max_seconds: float = Field(default=600.0, gt=0)
+    batch_size: int = Field(default=200, ge=1, le=10_000)
+    # Only to keep test runs apart; deployments use the contract's `sisbajud-v1`.
+    task_queue: str = "sisbajud-v1"
+
+
 class TemporalSettings(BaseSettings):
     """Temporal connection, read from the official `TEMPORAL_*` environment names."""
 
@@ -138,6 +253,8 @@ class Settings(BaseSettings):
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)
     logging: LogSettings = Field(default_factory=LogSettings)
     temporal: TemporalSettings = Field(default_factory=TemporalSettings)
+    pickup: PickupSettings = Field(default_factory=PickupSettings)
+    sisbajud: SisbajudSettings = Field(default_factory=SisbajudSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -182,6 +299,11 @@ class Settings(BaseSettings):
     def temporal_address(self) -> str:
         """`TEMPORAL_ADDRESS`, or the embedded dev server on this host."""
         return self.temporal.address or f"127.0.0.1:{self.ports.temporal}"
+
+    @property
+    def effective_inputs(self) -> list[InputFolderSettings]:
+        """`Storage:Inputs[]`, or the implicit `inbox` when none is configured."""
+        return self.storage.inputs or [InputFolderSettings(name="inbox")]
 
     def input_folder_path(self, folder: InputFolderSettings) -> Path:
         """An input folder's path: explicit, or `storage/input/<name>`."""

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from activities.signer.profiles import DEV_PKI_DIR, ensure_dev_pki
 from services.dev.temporal_server import find_temporal_cli
 from shared.db import migrate
 from shared.db.engine import create_engine
@@ -98,9 +101,18 @@ async def database_url(backend: str, tmp_path, postgres_server) -> AsyncIterator
     yield url
 
 
+@pytest.fixture(scope="session")
+def dev_pki(tmp_path_factory) -> Path:
+    """One generated dev CA + signer for the session (RSA key generation is slow)."""
+    directory = tmp_path_factory.mktemp("pki")
+    ensure_dev_pki(directory)
+    return directory
+
+
 @pytest.fixture
-def settings(tmp_path, database_url: str) -> Settings:
+def settings(tmp_path, database_url: str, dev_pki: Path) -> Settings:
     """Settings rooted in a temporary data directory, on the test's database."""
+    shutil.copytree(dev_pki, tmp_path / "data" / DEV_PKI_DIR)
     return Settings(data_dir=tmp_path / "data", database_url=database_url,
                     api_key="test-api-key-0123456789")
 

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from services.api.auth import ApiKeyMiddleware
 from services.api.context import ApiContext
-from services.api.routes import system
+from services.api.routes import pickup, signer, sisbajud, system
 from shared.errors import ErrorCode, EsteiraError
 from shared.version import short_version
 
@@ -29,6 +29,9 @@ def create_app(context: ApiContext) -> FastAPI:
     app.state.context = context
     app.add_middleware(ApiKeyMiddleware, api_key=context.api_key)
     app.include_router(system.router)
+    app.include_router(signer.router)
+    app.include_router(pickup.router)
+    app.include_router(sisbajud.router)
     app.add_exception_handler(EsteiraError, _esteira_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(Exception, _unexpected_error)

@@ -14,6 +14,9 @@ from shared.errors import ErrorCode, EsteiraError
 PUBLIC_PATHS = frozenset(
     {"/api/health", "/api/ready", "/api/metrics", "/api/openapi.json", "/api/docs"}
 )
+# Routes that authenticate themselves: the guardian app with its bearer access tokens, the
+# turnstile controllers' Monitor pushes with the monitor token in their path.
+SELF_AUTHENTICATED_PREFIXES = ("/api/pickup/guardian/", "/api/pickup/turnstile/monitor/")
 
 
 class ApiKeyMiddleware(BaseHTTPMiddleware):
@@ -25,7 +28,8 @@ class ApiKeyMiddleware(BaseHTTPMiddleware):
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         path = request.url.path.rstrip("/") or "/"
-        if not path.startswith("/api") or path in PUBLIC_PATHS:
+        if not path.startswith("/api") or path in PUBLIC_PATHS \
+                or path.startswith(SELF_AUTHENTICATED_PREFIXES):
             return await call_next(request)
         presented = request.headers.get(API_KEY_HEADER)
         if presented is None:

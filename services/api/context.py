@@ -10,7 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
 
-from shared.readiness import Probe, folder_probe, store_probe, temporal_probe
+from services.api.signer_probes import SignerProbes
+from shared.readiness import Probe, store_probe, temporal_probe
 from shared.settings import Settings
 
 
@@ -26,6 +27,7 @@ class ApiContext:
     extra_probes: list[Probe] = field(default_factory=list)
     _client: Client | None = None
     _client_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _signer_probes: SignerProbes | None = None
 
     async def temporal(self) -> Client:
         """The Temporal client, connected on first use (the API starts even if Temporal is
@@ -35,11 +37,15 @@ class ApiContext:
                 self._client = await self.connect_temporal()
             return self._client
 
-    def probes(self) -> list[Probe]:
-        """Every readiness probe: store, Temporal, input folders, then the domains'."""
-        folders = [
-            folder_probe(folder.name, self.settings.input_folder_path(folder))
-            for folder in self.settings.storage.inputs
-        ]
-        return [store_probe(self.engine), temporal_probe(self.temporal), *folders,
+    async def probes(self) -> list[Probe]:
+        """Every readiness probe: store, Temporal, then the domains' (folders, profiles, …)."""
+        domain: list[Probe] = []
+        try:
+            if self._signer_probes is None:
+                self._signer_probes = SignerProbes(self.settings, self.sessions)
+            domain = await self._signer_probes.probes()
+        except Exception:
+            # The store is down: its own probe says so; domain probes can't be listed.
+            domain = []
+        return [store_probe(self.engine), temporal_probe(self.temporal), *domain,
                 *self.extra_probes]

@@ -13,12 +13,14 @@ from pathlib import Path
 
 import httpx
 
+from services import sisbajud_cli
 from services.banner import ready_rows, render
+from services.banner_signer import signer_rows_and_panel
+from services.bootstrap import bootstrap
 from services.dev.supervisor import ChildSpec, Supervisor
 from services.dev.temporal_server import dev_server_args
 from services.process import retry_until, stop_event
 from shared.auth import ensure_generated_api_key
-from shared.db import migrate
 from shared.db.engine import create_engine, session_factory
 from shared.db.pipeline import read_pipeline_state
 from shared.logs.files import DailyFileHandler, DailySizeRotatingFile
@@ -65,14 +67,13 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
                                          foreign_output=True, stop_timeout=20))
         if not await _wait_for_temporal(settings, stop):
             return 0
-        await asyncio.to_thread(migrate.upgrade, settings.sqlalchemy_url)
-        log.info("Migrations applied (heads %s)", ", ".join(sorted(migrate.head_revisions())))
+        warnings = await bootstrap(settings)
         for spec in _service_specs(child_env):
             await supervisor.start(spec)
         ready = await _wait_for_ready(settings, stop)
         if stop.is_set():
             return 0
-        banner = await _banner(settings, generated)
+        banner = await _banner(settings, generated, warnings)
         for line in banner.splitlines():
             log_file.write_line(line)
         print(banner, file=sys.stderr, flush=True)
@@ -92,10 +93,17 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
 def _service_specs(env: dict[str, str]) -> list[ChildSpec]:
     cli = [sys.executable, "-m", "services.cli"]
     return [
+        # Stand-ins for Midaz and the Mensageria, where the SISBAJUD defaults point.
+        ChildSpec("midaz-sim", [*cli, "simulator", "midaz"], env),
+        ChildSpec("mensageria-sim", [*cli, "simulator", "mensageria"], env),
+        # The Control iD-style controller the pickup ledger grants and revokes on.
+        ChildSpec("turnstile-sim", [*cli, "simulator", "turnstile"], env),
         ChildSpec("worker", [*cli, "worker", "--domains", "all"], env,
                   stop_timeout=WORKER_STOP_TIMEOUT),
         ChildSpec("grpc", [*cli, "grpc"], env),
+        ChildSpec("watcher", [*cli, "watcher"], env),
         ChildSpec("api", [*cli, "api"], env),
+        ChildSpec("webhook", [*cli, "webhook"], env),
     ]
 
 
@@ -124,7 +132,10 @@ def _check_ports_free(settings: Settings) -> None:
     ports = settings.ports
     wanted = {"ESTEIRA_PORTS__API": ports.api, "ESTEIRA_PORTS__GRPC": ports.grpc,
               "ESTEIRA_PORTS__TEMPORAL": ports.temporal,
-              "ESTEIRA_PORTS__TEMPORAL_UI": ports.temporal_ui}
+              "ESTEIRA_PORTS__TEMPORAL_UI": ports.temporal_ui,
+              "ESTEIRA_PORTS__WEBHOOK": ports.webhook, "ESTEIRA_PORTS__MIDAZ": ports.midaz,
+              "ESTEIRA_PORTS__MENSAGERIA": ports.mensageria,
+              "ESTEIRA_PORTS__TURNSTILE": ports.turnstile}
     busy = [f"{key}={port}" for key, port in wanted.items() if not _port_free(settings.host, port)]
     if busy:
         raise DevStartupError(
@@ -196,11 +207,13 @@ async def _wait_for_ready(settings: Settings, stop: asyncio.Event) -> bool:
     return False
 
 
-async def _banner(settings: Settings, generated: bool) -> str:
+async def _banner(settings: Settings, generated: bool, warnings: list[str]) -> str:
     engine = create_engine(settings.sqlalchemy_url)
     try:
-        async with session_factory(engine)() as session:
+        sessions = session_factory(engine)
+        async with sessions() as session:
             state = await read_pipeline_state(session)
+        signer_rows, profiles_panel = await signer_rows_and_panel(settings, sessions)
     finally:
         await engine.dispose()
     pipeline = f"paused ({state.reason})" if state.paused else "running"
@@ -209,4 +222,7 @@ async def _banner(settings: Settings, generated: bool) -> str:
     else:
         verb = "generated into" if generated else "read from"
         key_note = f"{verb} {settings.api_key_file} (mode 0600)"
-    return render("Service ready", ready_rows(settings, pipeline=pipeline, api_key_note=key_note))
+    rows = ready_rows(settings, pipeline=pipeline, api_key_note=key_note,
+                      extra=[*signer_rows, *sisbajud_cli.banner_rows(settings)])
+    notes = "".join(f"\nWARN {warning}" for warning in warnings)
+    return render("Service ready", rows) + "\n" + profiles_panel + notes

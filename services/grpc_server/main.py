@@ -9,6 +9,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from services.grpc_server.auth import ApiKeyInterceptor
 from services.grpc_server.gen.esteira.v1 import system_pb2_grpc
+from services.grpc_server.pickup import add_pickup
 from services.grpc_server.system import SystemServicer
 from services.process import stop_event
 from shared.auth import resolve_api_key
@@ -28,6 +29,7 @@ async def run_grpc(settings: Settings) -> None:
     sessions = session_factory(engine)
     server = grpc.aio.server(interceptors=[ApiKeyInterceptor(resolve_api_key(settings))])
     system_pb2_grpc.add_SystemServiceServicer_to_server(SystemServicer(settings, sessions), server)
+    add_pickup(server, settings, sessions)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     address = f"{settings.host}:{settings.ports.grpc}"

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from datetime import timedelta
 
+from temporalio.client import Client
 from temporalio.worker import Worker
 
 from services.process import connect_when_available, stop_event
-from services.worker.domains import build
+from services.worker.domains import DomainWorker, WorkerDeps, build
+from services.worker.gate import PauseGatedWorker
 from shared.db.engine import create_engine, session_factory
-from shared.instances import registered_instance
+from shared.instances import instance_id, registered_instance
 from shared.logs import props
 from shared.metrics import bridged_runtime
 from shared.settings import Settings
 
 # In-flight activities get this long to finish on stop before Temporal retries them elsewhere.
 GRACEFUL_SHUTDOWN = timedelta(seconds=30)
+# A pause drains: a job being signed runs to its end rather than being cut and failed.
+PAUSE_DRAIN = timedelta(minutes=10)
 log = logging.getLogger("esteira.worker")
 
 
@@ -25,29 +30,43 @@ async def run_worker(settings: Settings, domains: list[str]) -> None:
     """Poll every task queue of `domains` until told to stop."""
     stop = stop_event()
     engine = create_engine(settings.sqlalchemy_url)
+    sessions = session_factory(engine)
     try:
-        async with bridged_runtime() as runtime:
+        async with bridged_runtime() as runtime, contextlib.AsyncExitStack() as resources:
             client = await connect_when_available(settings, stop, runtime)
             if client is None:
                 return
-            async with registered_instance(session_factory(engine), "worker"), \
-                    contextlib.AsyncExitStack() as stack:
-                for domain_worker in build(domains, settings):
-                    worker = Worker(
-                        client,
-                        task_queue=domain_worker.task_queue,
-                        workflows=domain_worker.workflows,
-                        activities=domain_worker.activities,
-                        max_concurrent_activities=domain_worker.max_concurrent_activities,
-                        graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,
-                    )
-                    await stack.enter_async_context(worker)
-                    log.info("Worker polling %s", domain_worker.task_queue,
-                             extra=props(TaskQueue=domain_worker.task_queue))
-                log.info("Worker started for domains %s", ",".join(domains),
-                         extra=props(Domains=domains))
-                await stop.wait()
-                log.info("Worker stopping; in-flight activities get %ss",
-                         int(GRACEFUL_SHUTDOWN.total_seconds()))
+            ident = await resources.enter_async_context(registered_instance(sessions, "worker"))
+            deps = WorkerDeps(settings, sessions, ident, resources)
+            gated: list[PauseGatedWorker] = []
+            for domain_worker in await build(domains, deps):
+                if domain_worker.pausable:
+                    gated.append(PauseGatedWorker(
+                        lambda dw=domain_worker: make_worker(client, dw, PAUSE_DRAIN), sessions,
+                        settings.pipeline.poll_interval_seconds))
+                else:
+                    await resources.enter_async_context(make_worker(client, domain_worker))
+                log.info("Worker serving %s", domain_worker.task_queue,
+                         extra=props(TaskQueue=domain_worker.task_queue,
+                                     Pausable=domain_worker.pausable))
+            log.info("Worker started for domains %s", ",".join(domains),
+                     extra=props(Domains=domains))
+            await asyncio.gather(stop.wait(), *(gate.run(stop) for gate in gated))
+            log.info("Worker stopping; in-flight activities get %ss",
+                     int(GRACEFUL_SHUTDOWN.total_seconds()))
     finally:
         await engine.dispose()
+
+
+def make_worker(client: Client, domain_worker: DomainWorker,
+                drain: timedelta = GRACEFUL_SHUTDOWN) -> Worker:
+    """A Temporal worker for one domain queue; `drain` is how long in-flight work may finish."""
+    return Worker(
+        client,
+        task_queue=domain_worker.task_queue,
+        workflows=domain_worker.workflows,
+        activities=domain_worker.activities,
+        max_concurrent_activities=domain_worker.max_concurrent_activities,
+        graceful_shutdown_timeout=drain,
+        identity=f"{instance_id('worker')}:{domain_worker.task_queue}",
+    )

@@ -14,7 +14,8 @@ __all__ = ["configure_logging", "props"]
 
 # Libraries whose INFO chatter drowns the operator's lines.
 _QUIET = dict.fromkeys(
-    ("httpx", "temporalio", "uvicorn.access", "aiosqlite", "asyncio", "alembic"), logging.WARNING
+    ("httpx", "temporalio", "uvicorn.access", "aiosqlite", "asyncio", "alembic", "watchfiles"),
+    logging.WARNING,
 )
 
 

@@ -10,6 +10,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from services.api.app import create_app
 from services.api.context import ApiContext
+from services.bootstrap import bootstrap
 from shared.db.engine import create_engine, session_factory
 from shared.settings import Settings
 
@@ -17,7 +18,8 @@ API_KEY = "test-api-key-0123456789"
 
 
 async def make_context(settings: Settings, temporal_env: WorkflowEnvironment) -> ApiContext:
-    """An ApiContext on the test's database and the session's Temporal server."""
+    """An ApiContext on the test's bootstrapped database and the session's Temporal server."""
+    await bootstrap(settings)
     engine = create_engine(settings.sqlalchemy_url)
 
     async def client():

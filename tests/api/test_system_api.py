@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from unittest import mock
 
 import httpx
@@ -10,7 +11,8 @@ from temporalio.client import Client
 
 from services.api.app import create_app
 from shared.db.engine import create_engine, session_factory
-from shared.readiness import folder_probe
+from shared.db.signer_models import InputFolderState, SigningProfile
+from shared.readiness import Probe
 from shared.settings import Settings
 from tests.api.conftest import API_KEY, make_context
 
@@ -29,7 +31,9 @@ async def test_ready_lists_each_check_by_name_without_detail(api):
     body = response.json()
     assert body["status"] == "Ready"
     assert body["checks"] == [{"name": "operational-store", "ok": True},
-                              {"name": "temporal", "ok": True}]
+                              {"name": "temporal", "ok": True},
+                              {"name": "input-folder:inbox", "ok": True},
+                              {"name": "signing-profile:default", "ok": True}]
 
 
 async def test_ready_details_needs_the_key_and_gives_detail(api):
@@ -51,8 +55,8 @@ async def test_wrong_key_is_refused_with_a_json_error(api):
 
 async def test_unknown_api_paths_are_closed_before_they_exist(api):
     # Default-deny: a route added later without thinking about auth is still protected.
-    assert (await api.post("/api/pipeline/pause")).status_code == 401
-    assert (await api.post("/api/pipeline/pause", headers=AUTH)).status_code == 404
+    assert (await api.post("/api/not-built-yet")).status_code == 401
+    assert (await api.post("/api/not-built-yet", headers=AUTH)).status_code == 404
 
 
 async def test_key_comparison_is_constant_time(api):
@@ -87,17 +91,55 @@ async def test_temporal_down_fails_readiness(settings, temporal_env):
     assert temporal["ok"] is False and temporal["detail"]
 
 
-async def test_missing_input_folder_fails_readiness_by_name(settings, temporal_env, tmp_path):
-    settings = Settings(data_dir=settings.data_dir, database_url=settings.database_url,
-                        storage={"inputs": [{"name": "folha", "path": tmp_path / "gone"}]})
+async def test_missing_assigned_folder_fails_readiness_by_name(settings, temporal_env):
     context = await make_context(settings, temporal_env)
+    inbox = settings.storage_root / "input" / "inbox"
     async with _client(context) as api:
+        inbox.rmdir()
         missing = await api.get("/api/ready")
-        (tmp_path / "gone").mkdir()
+        inbox.mkdir()
         present = await api.get("/api/ready")
     assert missing.status_code == 503
-    assert {"name": "input-folder:folha", "ok": False} in missing.json()["checks"]
+    assert {"name": "input-folder:inbox", "ok": False} in missing.json()["checks"]
     assert present.status_code == 200
+
+
+async def test_unassigned_folder_is_green_even_if_missing(settings, temporal_env, tmp_path):
+    settings = Settings(data_dir=settings.data_dir, database_url=settings.database_url,
+                        storage={"inputs": [{"name": "inbox"},
+                                            {"name": "spare", "path": tmp_path / "nowhere"}]})
+    context = await make_context(settings, temporal_env)
+    async with _client(context) as api:
+        response = await api.get("/api/ready")
+    assert response.status_code == 200
+    assert {"name": "input-folder:spare", "ok": True} in response.json()["checks"]
+
+
+async def test_stopped_watcher_fails_its_folder_check(settings, temporal_env):
+    context = await make_context(settings, temporal_env)
+    async with context.sessions() as session:
+        session.add(InputFolderState(name="inbox", status="Stopped",
+                                     last_error="10 consecutive failures"))
+        await session.commit()
+    async with _client(context) as api:
+        response = await api.get("/api/ready/details", headers=AUTH)
+    assert response.status_code == 503
+    inbox = next(c for c in response.json()["checks"] if c["name"] == "input-folder:inbox")
+    assert inbox["ok"] is False and "10 consecutive failures" in inbox["detail"]
+
+
+async def test_degraded_profile_is_shown_but_does_not_fail_readiness(settings, temporal_env):
+    context = await make_context(settings, temporal_env)
+    async with context.sessions() as session:
+        profile = await session.get(SigningProfile, "default")
+        Path(profile.pfx_password_file).write_text("wrong password")
+    async with _client(context) as api:
+        response = await api.get("/api/ready/details", headers=AUTH)
+    assert response.status_code == 200
+    check = next(c for c in response.json()["checks"]
+                 if c["name"] == "signing-profile:default")
+    assert check["ok"] is False and check["gating"] is False
+    assert "DEGRADED" in check["detail"]
 
 
 async def test_non_gating_check_is_shown_but_does_not_fail_readiness(settings, temporal_env):
@@ -106,19 +148,11 @@ async def test_non_gating_check_is_shown_but_does_not_fail_readiness(settings, t
     async def degraded():
         return False, "certificate could not be opened"
 
-    from shared.readiness import Probe
-
-    context.extra_probes.append(Probe("signing-profile:folha", degraded, gating=False))
+    context.extra_probes.append(Probe("custom:thing", degraded, gating=False))
     async with _client(context) as api:
         response = await api.get("/api/ready")
     assert response.status_code == 200
-    assert {"name": "signing-profile:folha", "ok": False} in response.json()["checks"]
-
-
-async def test_stopped_watcher_fails_its_folder_check(tmp_path):
-    probe = folder_probe("inbox", tmp_path, stopped_reason=lambda: "10 consecutive failures")
-    ok, detail = await probe.run()
-    assert not ok and "10 consecutive failures" in detail
+    assert {"name": "custom:thing", "ok": False} in response.json()["checks"]
 
 
 async def test_metrics_expose_ours_and_the_temporal_sdks(api, temporal_env):

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import grpc
@@ -41,6 +42,12 @@ class DevRun:
             "ESTEIRA_PORTS__TEMPORAL_UI": str(self.ui),
             "PYTHONPATH": str(REPO),
         })
+        # The gateway and the simulators listen too: keep them off the default ports.
+        self.webhook, self.midaz, self.mensageria, self.turnstile = free_ports(4)
+        self.env.update({"ESTEIRA_PORTS__WEBHOOK": str(self.webhook),
+                         "ESTEIRA_PORTS__MIDAZ": str(self.midaz),
+                         "ESTEIRA_PORTS__MENSAGERIA": str(self.mensageria),
+                         "ESTEIRA_PORTS__TURNSTILE": str(self.turnstile)})
         self.process: subprocess.Popen | None = None
 
     def start(self) -> DevRun:
@@ -54,7 +61,8 @@ class DevRun:
         while time.monotonic() < deadline:
             assert self.process and self.process.poll() is None, self.text()
             try:
-                if httpx.get(f"http://127.0.0.1:{self.api}/api/ready", timeout=2).status_code == 200:
+                url = f"http://127.0.0.1:{self.api}/api/ready"
+                if httpx.get(url, timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
@@ -108,7 +116,8 @@ async def _run_probe(run: DevRun, workflow_id: str) -> ProbeResult:
                                   data_converter=pydantic_data_converter)
     return await client.execute_workflow("ops-probe", RunProbeInput(payload="e2e"),
                                          id=workflow_id, task_queue=TASK_QUEUE,
-                                         result_type=ProbeResult)
+                                         result_type=ProbeResult,
+                                         execution_timeout=timedelta(seconds=60))
 
 
 def _grpc_checks(run: DevRun) -> None:
@@ -132,6 +141,10 @@ async def test_dev_boots_serves_stops_cleanly_and_resumes(tmp_path):
         assert "Service ready" in output and "temporal ui" in output
         assert f"http://127.0.0.1:{run.ui}" in output
         assert httpx.get(f"http://127.0.0.1:{run.ui}/", timeout=10).status_code == 200
+
+        login = httpx.post(f"http://127.0.0.1:{run.turnstile}/login.fcgi", timeout=10,
+                           json={"login": "admin", "password": "admin"})
+        assert login.status_code == 200 and "session" in login.json()
 
         workflow_id = probe_workflow_id(f"e2e-{time.monotonic_ns()}")
         assert (await _run_probe(run, workflow_id)).payload == "e2e"

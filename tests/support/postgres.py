@@ -83,4 +83,5 @@ class PostgresServer:
             command = ["runuser", "-u", _UNPRIVILEGED_USER, "--", *command]
         result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
         if result.returncode != 0:
-            raise RuntimeError(f"{tool} failed ({result.returncode}): {result.stderr or result.stdout}")
+            detail = result.stderr or result.stdout
+            raise RuntimeError(f"{tool} failed ({result.returncode}): {detail}")

@@ -30,7 +30,8 @@ def _alive(pid: int) -> bool:
 async def test_output_reaches_the_sink_and_a_crash_is_restarted():
     lines: list[tuple[str, bool]] = []
     supervisor = Supervisor(lambda line, console: lines.append((line, console)))
-    await supervisor.start(ChildSpec("crashy", _python("print('up', flush=True); raise SystemExit(3)")))
+    crashy = _python("print('up', flush=True); raise SystemExit(3)")
+    await supervisor.start(ChildSpec("crashy", crashy))
     for _ in range(100):
         if sum(1 for line, _ in lines if line == "up") >= 2:
             break

@@ -21,7 +21,7 @@ async def health() -> dict[str, str]:
 @router.get("/ready")
 async def ready(request: Request) -> JSONResponse:
     """Per-probe verdict without detail; 503 when a gating check fails."""
-    verdict = await evaluate(request.app.state.context.probes())
+    verdict = await evaluate(await request.app.state.context.probes())
     body = {
         "status": "Ready" if verdict.ready else "NotReady",
         "checks": [{"name": c.name, "ok": c.ok} for c in verdict.checks],
@@ -32,7 +32,7 @@ async def ready(request: Request) -> JSONResponse:
 @router.get("/ready/details")
 async def ready_details(request: Request) -> JSONResponse:
     """The same probes with each check's detail (API key required)."""
-    verdict = await evaluate(request.app.state.context.probes())
+    verdict = await evaluate(await request.app.state.context.probes())
     body = {
         "status": "Ready" if verdict.ready else "NotReady",
         "checks": [

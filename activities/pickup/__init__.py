@@ -1,0 +1,1 @@
+"""Side effects of the pickup domain: SQL, the turnstile controllers, guardian notifications."""

@@ -1,0 +1,221 @@
+"""The seven sweeps and the per-entity timer: idempotent, batched, CAS-guarded reconcilers."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import func
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
+from temporalio import activity
+
+from activities.pickup import metrics
+from activities.pickup.access import delete_expired_links, prune_tokens
+from activities.pickup.authorizations import expire_early_releases, expire_persons
+from activities.pickup.board import expire_arrival, revert_ready
+from activities.pickup.bulk import expire_arrivals_batch, revert_ready_batch
+from activities.pickup.kick import Kicker
+from shared.contracts.pickup import (
+    LedgerStatus,
+    NotificationStatus,
+    RunSweepInput,
+    Sweep,
+    SweepResult,
+    TimerInput,
+    TimerKind,
+    TimerResult,
+)
+from shared.db.models import as_utc, utcnow
+from shared.db.pickup_models import LedgerEntry, Notification, QueueSnapshot
+from shared.settings import PickupSettings
+
+
+def _beat(detail: object) -> None:
+    if activity.in_activity():
+        activity.heartbeat(detail)
+
+
+class PickupSweeps:
+    """Activities run by the sweep schedules and the per-entity timers."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], settings: PickupSettings,
+                 kicker: Kicker) -> None:
+        self._sessions = sessions
+        self._settings = settings
+        self._kicker = kicker
+
+    def _now(self, request: RunSweepInput) -> datetime:
+        return request.now or utcnow()
+
+    def _done(self, result: SweepResult) -> SweepResult:
+        metrics.SWEEP_CHANGED.labels(result.sweep).inc(result.changed)
+        metrics.SWEEP_SKIPPED.labels(result.sweep).inc(result.skipped)
+        return result
+
+    @activity.defn(name="pickup-sweep-expire-authorizations")
+    async def expire_authorizations(self, request: RunSweepInput) -> SweepResult:
+        """Hourly: temporary authorized persons past validity -> expired (+ revoke if approved)."""
+        changed = skipped = ledger = 0
+        controllers: set[int] = set()
+        while True:
+            async with self._sessions() as session, session.begin():
+                batch = await expire_persons(session, now=self._now(request), at=utcnow(),
+                                             actor="sweep:" + request.sweep,
+                                             limit=request.batch_size)
+            changed, skipped = changed + batch.changed, skipped + batch.examined - batch.changed
+            ledger += batch.ledger
+            controllers |= batch.controllers
+            _beat(changed)
+            if batch.examined < request.batch_size or not batch.changed:
+                break
+        await self._kicker.drains(controllers)
+        return self._done(SweepResult(sweep=request.sweep, changed=changed, skipped=skipped,
+                                      ledger_enqueued=ledger))
+
+    @activity.defn(name="pickup-sweep-expire-early-releases")
+    async def expire_early_releases(self, request: RunSweepInput) -> SweepResult:
+        """Hourly: unused early releases past their date -> expired (audit only)."""
+        changed = skipped = 0
+        while True:
+            async with self._sessions() as session, session.begin():
+                batch = await expire_early_releases(session, now=self._now(request),
+                                                    at=utcnow(), actor="sweep:" + request.sweep,
+                                                    limit=request.batch_size)
+            changed, skipped = changed + batch.changed, skipped + batch.examined - batch.changed
+            _beat(changed)
+            if batch.examined < request.batch_size or not batch.changed:
+                break
+        return self._done(SweepResult(sweep=request.sweep, changed=changed, skipped=skipped))
+
+    @activity.defn(name="pickup-sweep-delete-expired-links")
+    async def delete_expired_links(self, request: RunSweepInput) -> SweepResult:
+        """Daily 00:00: delete expired temporary links, one `StudentRosterChanged` each."""
+        changed = 0
+        while True:
+            async with self._sessions() as session, session.begin():
+                batch = await delete_expired_links(session, now=self._now(request), at=utcnow(),
+                                                   actor="sweep:" + request.sweep,
+                                                   limit=request.batch_size)
+            changed += batch.changed
+            _beat(changed)
+            if batch.examined < request.batch_size or not batch.changed:
+                break
+        return self._done(SweepResult(sweep=request.sweep, changed=changed, events=changed))
+
+    @activity.defn(name="pickup-sweep-close-arrivals")
+    async def close_arrivals(self, request: RunSweepInput) -> SweepResult:
+        """Every minute: close expired arrival signals, reverting students still AWAITING."""
+        changed = skipped = events = 0
+        while True:
+            async with self._sessions() as session, session.begin():
+                batch = await expire_arrivals_batch(session, cutoff=self._now(request),
+                                                    at=utcnow(), actor="sweep:" + request.sweep,
+                                                    limit=request.batch_size)
+            changed, skipped, events = (changed + batch.changed, skipped + batch.skipped,
+                                        events + batch.reverted)
+            _beat(changed)
+            if batch.examined < request.batch_size or not batch.changed:
+                break
+        return self._done(SweepResult(sweep=request.sweep, changed=changed, skipped=skipped,
+                                      events=events))
+
+    @activity.defn(name="pickup-sweep-revert-ready")
+    async def revert_ready(self, request: RunSweepInput) -> SweepResult:
+        """Every 5 minutes: READY past the timeout -> AT_SCHOOL, unless the pickup won the race."""
+        cutoff = self._now(request) - timedelta(minutes=self._settings.ready_timeout_minutes)
+        changed, skipped, notes = 0, 0, 0
+        controllers: set[int] = set()
+        while True:
+            async with self._sessions() as session, session.begin():
+                batch = await revert_ready_batch(session, cutoff=cutoff, at=utcnow(),
+                                                 actor="sweep:" + request.sweep,
+                                                 limit=request.batch_size)
+            changed, skipped = changed + batch.changed, skipped + batch.skipped
+            notes += batch.notifications
+            controllers |= batch.controllers
+            _beat(changed)
+            if batch.examined < request.batch_size or not batch.changed:
+                break
+        await self._kicker.drains(controllers, notes > 0)
+        return self._done(SweepResult(sweep=request.sweep, changed=changed, skipped=skipped,
+                                      ledger_enqueued=changed, notifications_enqueued=notes,
+                                      events=changed))
+
+    @activity.defn(name="pickup-sweep-prune-tokens")
+    async def prune_tokens(self, request: RunSweepInput) -> SweepResult:
+        """Daily: delete guardian-app tokens expired more than 24 h ago."""
+        cutoff = self._now(request) - timedelta(hours=self._settings.token_prune_after_hours)
+        changed = 0
+        while True:
+            async with self._sessions() as session, session.begin():
+                batch = await prune_tokens(session, cutoff=cutoff, limit=request.batch_size)
+            changed += batch.changed
+            _beat(changed)
+            if batch.examined < request.batch_size or not batch.changed:
+                break
+        return self._done(SweepResult(sweep=request.sweep, changed=changed))
+
+    @activity.defn(name="pickup-sweep-queue-snapshot")
+    async def queue_snapshot(self, request: RunSweepInput) -> SweepResult:
+        """Every 5 minutes: one point per outbound queue, and a redrive of stranded work."""
+        now = self._now(request)
+        async with self._sessions() as session, session.begin():
+            for queue, model in (("ledger", LedgerEntry), ("notifications", Notification)):
+                pending, failed, oldest = await queue_backlog(session, model)
+                age = max(0.0, (now - as_utc(oldest)).total_seconds()) if oldest else 0.0
+                session.add(QueueSnapshot(at=now, queue=queue, pending=pending, failed=failed,
+                                          oldest_pending_seconds=age))
+                metrics.set_queue(queue, pending=pending, failed=failed, oldest_seconds=age)
+            controllers = (await session.exec(
+                select(LedgerEntry.controller).where(LedgerEntry.status == LedgerStatus.PENDING)
+                .distinct())).all()
+            notes = (await session.exec(select(Notification.id).where(
+                Notification.status == NotificationStatus.PENDING).limit(1))).first()
+        # A drain already running just gets a signal; one lost to a failed start restarts.
+        await self._kicker.drains(controllers, notes is not None)
+        return self._done(SweepResult(sweep=request.sweep, changed=2))
+
+    @activity.defn(name="pickup-fire-timer")
+    async def fire_timer(self, timer: TimerInput) -> TimerResult:
+        """A per-entity timer is due: apply the same CAS-guarded expiry the sweeps apply."""
+        at = utcnow()
+        actor = f"timer:{timer.kind}"
+        changed, controllers, notes = False, set(), 0
+        async with self._sessions() as session, session.begin():
+            if timer.kind is TimerKind.READY:
+                done = await revert_ready(session, student_id=timer.entity_id,
+                                          version=timer.version, at=at, actor=actor)
+                if done is not None:
+                    changed, controllers, notes = True, done.controllers, done.notifications
+            elif timer.kind is TimerKind.ARRIVAL:
+                done = await expire_arrival(session, arrival_id=timer.entity_id, at=at,
+                                            actor=actor)
+                changed = done is not None
+            else:
+                # "Expired as of the deadline": a later valid_until (extended) is left alone.
+                batch = await expire_persons(session, now=timer.deadline, at=at, actor=actor,
+                                             limit=1, ids=[timer.entity_id])
+                changed, controllers = batch.changed > 0, batch.controllers
+        await self._kicker.drains(controllers, notes > 0)
+        metrics.TIMERS_FIRED.labels(timer.kind, str(changed).lower()).inc()
+        return TimerResult(kind=timer.kind, entity_id=timer.entity_id, changed=changed)
+
+    def all(self) -> list:
+        """Every activity of this class, for the worker."""
+        return [self.expire_authorizations, self.expire_early_releases, self.delete_expired_links,
+                self.close_arrivals, self.revert_ready, self.prune_tokens, self.queue_snapshot,
+                self.fire_timer]
+
+
+async def queue_backlog(session: AsyncSession, model) -> tuple[int, int, datetime | None]:
+    """(pending, failed, oldest pending created_at) of an outbox table."""
+    pending, oldest = (await session.exec(
+        select(func.count(), func.min(model.created_at))
+        .where(model.status == LedgerStatus.PENDING))).one()
+    failed = (await session.exec(select(func.count()).where(
+        model.status == LedgerStatus.FAILED))).one()
+    return pending, failed, oldest
+
+
+SWEEP_ACTIVITY = {sweep: f"pickup-sweep-{sweep}" for sweep in Sweep}

@@ -1,0 +1,37 @@
+"""CAdES detached signatures (DER CMS SignedData) over arbitrary bytes, e.g. CNAB240 files."""
+
+from pyhanko.sign.ades.api import CAdESSignedAttrSpec
+from pyhanko.sign.general import SigningError
+from pyhanko.sign.signers.pdf_cms import PdfCMSSignedAttributes
+
+from ._input import require_content
+from ._sync import run_sync
+from .errors import ErrorCode, SignerCryptoError
+from .policy import SignaturePolicy
+from .signer import LoadedSigner
+
+
+async def async_sign_cades(
+    content: bytes, signer: LoadedSigner, *, policy: SignaturePolicy | None = None
+) -> bytes:
+    """A detached CAdES-BES/B-B signature of `content` as DER (the `.p7m` body)."""
+    require_content(content, "content to sign")
+    attrs = PdfCMSSignedAttributes(
+        cades_signed_attrs=CAdESSignedAttrSpec(
+            signature_policy_identifier=policy.to_cms() if policy else None
+        )
+    )
+    try:
+        info = await signer.cms_signer.async_sign_general_data(
+            content, "sha256", detached=True, use_cades=True, signed_attr_settings=attrs
+        )
+    except SigningError as exc:
+        raise SignerCryptoError(ErrorCode.SIGNING_FAILED, str(exc)) from exc
+    return info.dump()
+
+
+def sign_cades(
+    content: bytes, signer: LoadedSigner, *, policy: SignaturePolicy | None = None
+) -> bytes:
+    """Synchronous `async_sign_cades`, for code outside an event loop."""
+    return run_sync(async_sign_cades(content, signer, policy=policy))

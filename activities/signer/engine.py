@@ -1,0 +1,176 @@
+"""CPU-bound signing, verification and encryption, run in worker processes with cached keys."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cryptography import x509
+
+from activities.signer.crypto.errors import SignerCryptoError
+from activities.signer.crypto.policy import SignaturePolicy
+from activities.signer.crypto.signer import LoadedSigner
+from shared.contracts.signer import SignatureFormat, SignerErrorCode
+
+
+@dataclass(frozen=True)
+class CertificateSpec:
+    """How to open a profile's key; `cache_key` changes whenever the profile does."""
+
+    cache_key: str
+    source: str
+    secret: str | None
+    pfx_path: str | None = None
+    pkcs11_module: str | None = None
+    pkcs11_token_label: str | None = None
+    pkcs11_thumbprint: str | None = None
+
+
+@dataclass(frozen=True)
+class SignRequest:
+    """Sign one staged file into an artifact next to it."""
+
+    certificate: CertificateSpec
+    fmt: SignatureFormat
+    staged: str
+    artifact: str
+    policy: dict | None = None
+
+
+@dataclass(frozen=True)
+class VerifyRequest:
+    """Verify an artifact (and, for CAdES, against its content), then optionally encrypt it."""
+
+    fmt: SignatureFormat
+    staged: str
+    artifact: str
+    trust_roots: tuple[str, ...] = ()
+    validate_chain: bool = True
+    skip: bool = False
+    policy: dict | None = None
+    encryption_key: bytes | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class EngineOutcome:
+    """What a step in the engine did: ok, or a stable code and a message."""
+
+    ok: bool
+    code: str | None = None
+    message: str = ""
+
+
+# Per worker process: the key stays loaded across documents (reloading it per document is one
+# of pyHanko's measured speed traps).
+_SIGNERS: dict[str, LoadedSigner] = {}
+_RESERVED: dict[str, int] = {}
+
+
+def sign(request: SignRequest) -> EngineOutcome:
+    """Produce the signed artifact; never raises for a bad document, returns a code."""
+    from activities.signer.crypto.cades import sign_cades
+    from activities.signer.crypto.pades import bytes_reserved_for, sign_pades
+    from activities.signer.crypto.xades import sign_xades
+
+    try:
+        signer = _signer(request.certificate)
+    except SignerCryptoError as exc:
+        return EngineOutcome(False, SignerErrorCode.PROFILE_DEGRADED,
+                             f"The profile's certificate could not be opened: {exc.message}")
+    try:
+        policy = _policy(request.policy)
+        content = Path(request.staged).read_bytes()
+        if request.fmt is SignatureFormat.PADES:
+            key = f"{request.certificate.cache_key}:{request.policy}"
+            if key not in _RESERVED:
+                _RESERVED[key] = bytes_reserved_for(signer, policy)
+            signed = sign_pades(content, signer, policy=policy, bytes_reserved=_RESERVED[key])
+        elif request.fmt is SignatureFormat.XADES:
+            signed = sign_xades(content, signer, policy=policy)
+        else:
+            signed = sign_cades(content, signer, policy=policy)
+    except SignerCryptoError as exc:
+        return EngineOutcome(False, str(exc.code), exc.message)
+    except OSError as exc:
+        return EngineOutcome(False, SignerErrorCode.INPUT_UNREADABLE, f"staged copy: {exc}")
+    _write_atomically(Path(request.artifact), signed)
+    return EngineOutcome(True)
+
+
+def verify_and_seal(request: VerifyRequest) -> EngineOutcome:
+    """Verify the artifact unless told to skip, then encrypt it in place when asked."""
+    from activities.signer.crypto.bsenc import BsencCipher
+
+    artifact = Path(request.artifact)
+    signed = artifact.read_bytes()
+    if not request.skip:
+        verdict = _verify(request, signed)
+        if not verdict.ok:
+            return verdict
+    if request.encryption_key is not None:
+        _write_atomically(artifact, bytes(BsencCipher(request.encryption_key).encrypt(signed)))
+    return EngineOutcome(True)
+
+
+def _verify(request: VerifyRequest, signed: bytes) -> EngineOutcome:
+    from activities.signer.crypto.verify import verify_cades, verify_pades, verify_xades
+
+    roots = [x509.load_pem_x509_certificate(Path(p).read_bytes()) for p in request.trust_roots]
+    options = {"trust_roots": roots, "validate_chain": request.validate_chain,
+               "expected_policy": _policy(request.policy)}
+    if request.fmt is SignatureFormat.PADES:
+        result = verify_pades(signed, **options)
+    elif request.fmt is SignatureFormat.XADES:
+        result = verify_xades(signed, **options)
+    else:
+        result = verify_cades(signed, Path(request.staged).read_bytes(), **options)
+    if result.ok:
+        return EngineOutcome(True, message=result.reason)
+    return EngineOutcome(False, str(result.code or "signature.invalid"),
+                         f"Verification failed: {result.reason}")
+
+
+def _signer(spec: CertificateSpec) -> LoadedSigner:
+    signer = _SIGNERS.get(spec.cache_key)
+    if signer is None:
+        signer = open_certificate(spec)
+        _SIGNERS[spec.cache_key] = signer
+    return signer
+
+
+def open_certificate(spec: CertificateSpec) -> LoadedSigner:
+    """Open the key a profile names (PFX file or PKCS#11 token)."""
+    from activities.signer.crypto.errors import ErrorCode
+    from activities.signer.crypto.signer import load_pfx_signer
+
+    if spec.source == "pkcs11":
+        from activities.signer.crypto.pkcs11_token import load_pkcs11_signer
+
+        if not (spec.pkcs11_module and spec.pkcs11_thumbprint and spec.secret):
+            raise SignerCryptoError(ErrorCode.CERTIFICATE_LOAD_FAILED,
+                                    "PKCS#11 needs a module, a thumbprint and a PIN variable")
+        return load_pkcs11_signer(spec.pkcs11_module, spec.pkcs11_thumbprint, spec.secret,
+                                  token_label=spec.pkcs11_token_label)
+    if not spec.pfx_path:
+        raise SignerCryptoError(ErrorCode.CERTIFICATE_LOAD_FAILED, "no PFX path configured")
+    try:
+        data = Path(spec.pfx_path).read_bytes()
+    except OSError as exc:
+        raise SignerCryptoError(ErrorCode.CERTIFICATE_LOAD_FAILED,
+                                f"cannot read PFX {spec.pfx_path}: {exc.strerror}") from None
+    return load_pfx_signer(data, spec.secret)
+
+
+def _policy(raw: dict | None) -> SignaturePolicy | None:
+    if not raw:
+        return None
+    return SignaturePolicy(oid=raw["oid"], hash_value=base64.b64decode(raw["hash_base64"]),
+                           hash_algorithm=raw.get("hash_algorithm", "sha256"),
+                           uri=raw.get("uri"))
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_bytes(data)
+    temporary.replace(path)

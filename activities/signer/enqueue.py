@@ -1,0 +1,149 @@
+"""Turning a file into a job: the one path shared by the watcher, rescan, upload and retry."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from activities.signer.profiles import format_for
+from activities.signer.repository import AlreadyActiveError, JobRepository, new_job_id
+from activities.signer.storage import StorageError, StorageTree
+from shared.contracts.signer import (
+    ACTIVE_STATUSES,
+    JobSource,
+    JobStatus,
+    RunJobInput,
+    SignerErrorCode,
+    job_workflow_id,
+    task_queues,
+)
+from shared.db.models import OperationalEvent
+from shared.db.signer_models import Job, SigningProfile
+from shared.logs import props
+from shared.metrics_signer import JOBS_ENQUEUED
+
+log = logging.getLogger("esteira.signer.enqueue")
+
+
+class Outcome(StrEnum):
+    """What happened to a candidate file."""
+
+    ENQUEUED = "enqueued"
+    ALREADY_ACTIVE = "already-active"
+    ALREADY_PROCESSED = "already-processed"
+    SKIPPED = "skipped"
+    REFUSED = "refused"
+
+
+@dataclass(frozen=True)
+class EnqueueResult:
+    """The outcome, the job it concerns (if any) and a human reason."""
+
+    outcome: Outcome
+    job_id: str | None = None
+    code: str | None = None
+    message: str = ""
+
+
+class Enqueuer:
+    """Creates job rows and starts their workflows."""
+
+    def __init__(self, repository: JobRepository, storage: StorageTree, client: Client, *,
+                 reject_processed_names: bool = True, task_queue_suffix: str = "",
+                 heartbeat_timeout_seconds: float = 30.0) -> None:
+        self.repository = repository
+        self.storage = storage
+        self.client = client
+        self.reject_processed_names = reject_processed_names
+        self.jobs_queue, self.signing_queue = task_queues(task_queue_suffix)
+        self.heartbeat_timeout_seconds = heartbeat_timeout_seconds
+
+    async def enqueue(self, path: Path, *, source: JobSource, profile: SigningProfile,
+                      folder: str | None = None, parent_job_id: str | None = None
+                      ) -> EnqueueResult:
+        """Make `path` a Queued job of `profile`, unless a rule says otherwise."""
+        if not profile.enabled:
+            return EnqueueResult(Outcome.REFUSED, code=SignerErrorCode.PROFILE_DISABLED,
+                                 message=f"Profile {profile.name} is disabled.")
+        if source is JobSource.WATCHER:
+            latest = await self.repository.latest_for_path(str(path))
+            if latest and latest.status in (JobStatus.FAILED, JobStatus.CANCELED):
+                # Only an operator's upload, retry or rescan brings such a file back.
+                return EnqueueResult(Outcome.SKIPPED, latest.id,
+                                     message=f"latest job {latest.id} is {latest.status}")
+        if self.reject_processed_names and source is not JobSource.RETRY:
+            owner = await self.repository.name_owner(path.name)
+            if owner is not None and owner.status in ACTIVE_STATUSES \
+                    and owner.original_path.lower() == str(path).lower():
+                # The same file again while its job runs: a duplicate, not a second file.
+                return EnqueueResult(Outcome.ALREADY_ACTIVE, owner.id,
+                                     message=f"{path} already has job {owner.id}")
+            if owner is not None:
+                return await self._already_processed(path, source, profile, folder, owner)
+        job = self._new_job(path, source=source, profile=profile, folder=folder,
+                            status=JobStatus.QUEUED, parent_job_id=parent_job_id)
+        try:
+            await self.repository.insert(job, f"Queued from {source.value}"
+                                              f"{f' ({folder})' if folder else ''}.")
+        except AlreadyActiveError:
+            return EnqueueResult(Outcome.ALREADY_ACTIVE, message=f"{path} already has a job")
+        JOBS_ENQUEUED.labels(source=source.value).inc()
+        await self.start_workflow(job.id)
+        log.info("Queued job %s for %s", job.id, path,
+                 extra=props(JobId=job.id, Profile=profile.name, Source=source.value))
+        return EnqueueResult(Outcome.ENQUEUED, job.id)
+
+    async def start_workflow(self, job_id: str) -> None:
+        """Start (or find already started) the job's workflow; a Queued row is the truth."""
+        with contextlib.suppress(WorkflowAlreadyStartedError):
+            await self.client.start_workflow(
+                "signer-job", RunJobInput(job_id=job_id, signing_task_queue=self.signing_queue,
+                                          heartbeat_timeout_seconds=self.heartbeat_timeout_seconds),
+                id=job_workflow_id(job_id), task_queue=self.jobs_queue,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
+        await self.repository.mark_workflow_started(job_id)
+
+    async def _already_processed(self, path: Path, source: JobSource, profile: SigningProfile,
+                                 folder: str | None, owner: Job) -> EnqueueResult:
+        message = (f"A file named {path.name} was already processed by job {owner.id} "
+                   f"({owner.status}).")
+        if source is JobSource.UPLOAD:
+            return EnqueueResult(Outcome.ALREADY_PROCESSED, owner.id,
+                                 SignerErrorCode.FILE_ALREADY_PROCESSED, message)
+        job = self._new_job(path, source=source, profile=profile, folder=folder,
+                            status=JobStatus.FAILED)
+        try:
+            moved = await asyncio.to_thread(self.storage.move_input_to_error, job.id, path)
+        except (StorageError, OSError) as exc:
+            # Left in the folder, nothing recorded: the next scan tries again.
+            log.warning("Already-processed %s could not be moved aside: %s", path, exc)
+            return EnqueueResult(Outcome.REFUSED, code=SignerErrorCode.INPUT_LOCKED,
+                                 message=str(exc))
+        job.error_code = SignerErrorCode.FILE_ALREADY_PROCESSED
+        job.error_message = message
+        event = OperationalEvent(domain="signer", type="FileAlreadyProcessed", message=message,
+                                 properties={"jobId": job.id, "ownerJobId": owner.id,
+                                             "fileName": path.name, "movedTo": str(moved)})
+        await self.repository.insert(job, f"{message} Moved to {moved}.",
+                                     code=SignerErrorCode.FILE_ALREADY_PROCESSED, event=event)
+        log.warning("%s Moved to %s.", message, moved,
+                    extra=props(JobId=job.id, OwnerJobId=owner.id))
+        return EnqueueResult(Outcome.ALREADY_PROCESSED, job.id,
+                             SignerErrorCode.FILE_ALREADY_PROCESSED, message)
+
+    @staticmethod
+    def _new_job(path: Path, *, source: JobSource, profile: SigningProfile, folder: str | None,
+                 status: JobStatus, parent_job_id: str | None = None) -> Job:
+        return Job(id=new_job_id(), file_name=path.name, original_path=str(path), folder=folder,
+                   source=source.value, profile_name=profile.name,
+                   format=format_for(profile.format, path.name).value, status=status.value,
+                   parent_job_id=parent_job_id)

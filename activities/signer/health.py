@@ -1,0 +1,46 @@
+"""Whether each profile's certificate opens: DEGRADED profiles are shown, never fatal."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from activities.signer.crypto.errors import SignerCryptoError
+from activities.signer.engine import CertificateSpec, open_certificate
+from activities.signer.profiles import profile_secret
+from shared.db.signer_models import SigningProfile
+
+
+@dataclass(frozen=True)
+class ProfileHealth:
+    """A profile's state for the banner and readiness."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+def _check(profile: SigningProfile) -> ProfileHealth:
+    try:
+        spec = CertificateSpec(
+            cache_key=profile.name, source=profile.cert_source, secret=profile_secret(profile),
+            pfx_path=profile.pfx_path, pkcs11_module=profile.pkcs11_module,
+            pkcs11_token_label=profile.pkcs11_token_label,
+            pkcs11_thumbprint=profile.pkcs11_thumbprint)
+        signer = open_certificate(spec)
+    except SignerCryptoError as exc:
+        return ProfileHealth(profile.name, False, f"DEGRADED: {exc.message}")
+    except OSError as exc:
+        return ProfileHealth(profile.name, False, f"DEGRADED: {exc}")
+    try:
+        where = profile.pfx_path if profile.cert_source == "pfx" else profile.pkcs11_module
+        return ProfileHealth(profile.name, True,
+                             f"{profile.cert_source} ({where}) {signer.subject} "
+                             f"thumbprint={signer.thumbprint}")
+    finally:
+        signer.close()
+
+
+async def check_profile(profile: SigningProfile) -> ProfileHealth:
+    """Open the profile's certificate off the event loop."""
+    return await asyncio.to_thread(_check, profile)

@@ -1,0 +1,1 @@
+"""What an operator does to the signer, shared by the REST API, gRPC and the dashboard."""

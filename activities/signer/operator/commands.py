@@ -1,0 +1,73 @@
+"""Cancel and retry: the seed's rules, one conditional write each."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from pathlib import Path
+
+from temporalio.client import Client
+
+from activities.signer.enqueue import Enqueuer, Outcome
+from activities.signer.operator.errors import refuse
+from activities.signer.repository import JobRepository
+from shared.contracts.signer import JobSource, JobStatus, SignerErrorCode, job_workflow_id
+from shared.db.models import utcnow
+from shared.db.signer_models import Job
+
+log = logging.getLogger("esteira.signer.operator")
+CANCELABLE = (JobStatus.QUEUED, JobStatus.AWAITING_APPROVAL, JobStatus.AWAITING_SIGNER)
+
+
+async def cancel_job(repository: JobRepository, client: Client, job_id: str, *,
+                     reason: str | None, actor: str) -> Job:
+    """Queued / AwaitingApproval / AwaitingSigner -> Canceled; otherwise job.not-queued."""
+    job = await repository.get(job_id)
+    if job is None:
+        raise refuse(SignerErrorCode.JOB_NOT_FOUND, f"No job with id {job_id}.")
+    message = f"Operator canceled: {reason.rstrip('.')}." if reason else "Operator canceled."
+    if not await repository.transition(job_id, CANCELABLE, JobStatus.CANCELED, message,
+                                       completed_at=utcnow()):
+        current = await repository.get(job_id)
+        raise refuse(SignerErrorCode.JOB_NOT_QUEUED,
+                     f"Job {job_id} is {current.status if current else 'gone'}; only Queued, "
+                     "AwaitingApproval and AwaitingSigner jobs can be canceled.")
+    # The row is the truth; stopping the workflow early just spares a worker the visit.
+    with contextlib.suppress(Exception):
+        await client.get_workflow_handle(job_workflow_id(job_id)).cancel()
+    log.info("Job %s canceled by %s", job_id, actor)
+    return await repository.get(job_id)
+
+
+async def retry_job(repository: JobRepository, enqueuer: Enqueuer, job_id: str) -> str:
+    """A new Queued job for a Failed one, with the profile the failed job recorded."""
+    job = await repository.get(job_id)
+    if job is None:
+        raise refuse(SignerErrorCode.JOB_NOT_FOUND, f"No job with id {job_id}.")
+    if job.status != JobStatus.FAILED:
+        raise refuse(SignerErrorCode.JOB_NOT_FAILED, f"Job {job_id} is {job.status}, not Failed.")
+    if job.error_code == "approval.rejected":
+        raise refuse(SignerErrorCode.JOB_REJECTED_NOT_RETRIABLE,
+                     "An approver rejected this file after a worker claimed it; fix the file "
+                     "and send it again.")
+    if job.error_code == SignerErrorCode.FILE_ALREADY_PROCESSED:
+        raise refuse(SignerErrorCode.FILE_ALREADY_PROCESSED,
+                     "This job was refused because another job holds the file name; delete "
+                     "that job instead of retrying.")
+    source = Path(job.original_path)
+    if not source.is_file():
+        raise refuse(SignerErrorCode.JOB_INPUT_MISSING,
+                     f"The original input {source} is no longer on disk.")
+    profile = await repository.profile(job.profile_name or "")
+    if profile is None:
+        raise refuse(SignerErrorCode.PROFILE_NOT_FOUND,
+                     f"The profile this job recorded ({job.profile_name}) no longer exists.")
+    result = await enqueuer.enqueue(source, source=JobSource.RETRY, profile=profile,
+                                    folder=job.folder, parent_job_id=job.id)
+    if result.outcome is Outcome.ALREADY_ACTIVE:
+        raise refuse(SignerErrorCode.JOB_ALREADY_ACTIVE,
+                     f"Another active job already holds {source}.")
+    if result.outcome is not Outcome.ENQUEUED:
+        raise refuse(SignerErrorCode(result.code or SignerErrorCode.PROFILE_DISABLED),
+                     result.message)
+    return result.job_id

@@ -1,0 +1,225 @@
+"""The signing activity: claim, stage, sign, verify, encrypt, promote, release the input."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from concurrent.futures import Executor
+from pathlib import Path
+
+from temporalio import activity
+
+from activities.signer import engine
+from activities.signer.profiles import output_name, profile_secret
+from activities.signer.repository import JobRepository
+from activities.signer.storage import Fingerprint, StorageError, StorageTree
+from shared.contracts.signer import (
+    JobResult,
+    JobStatus,
+    ProcessJobInput,
+    SignatureFormat,
+    SignerErrorCode,
+)
+from shared.db.models import OperationalEvent, utcnow
+from shared.db.signer_models import Job, SigningProfile
+from shared.logs import props
+from shared.metrics_signer import INPUTS_DIVERGED, JOBS_FINISHED
+
+log = logging.getLogger("esteira.signer.pipeline")
+INTERRUPTED_MESSAGE = ("Worker lost after the signing call may have happened; marked as failed "
+                       "during recovery (never signed twice automatically).")
+
+
+class JobFailed(Exception):
+    """Ends the job as Failed with a stable code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class SigningActivities:
+    """The signer's side effects for one job; dependencies come from the worker's main()."""
+
+    def __init__(self, repository: JobRepository, storage: StorageTree, pool: Executor, *,
+                 instance_id: str, encryption_key: bytes | None) -> None:
+        self.repository = repository
+        self.storage = storage
+        self.pool = pool
+        self.instance_id = instance_id
+        self.encryption_key = encryption_key
+
+    @activity.defn(name="signer-process-job")
+    async def process_job(self, request: ProcessJobInput) -> JobResult:
+        """Run a job from Queued to a terminal state; safe to retry after a lost worker."""
+        job = await self.repository.get(request.job_id)
+        if job is None:
+            log.warning("Job %s no longer exists (cleared); nothing to do", request.job_id,
+                        extra=props(JobId=request.job_id))
+            return JobResult(job_id=request.job_id, status=JobStatus.CANCELED,
+                             message="job record removed")
+        if JobStatus(job.status) in (JobStatus.PROCESSING, JobStatus.VERIFYING):
+            interrupted = await self._take_over(job)
+            if interrupted is not None:
+                return interrupted
+        elif not await self._claim(job):
+            current = await self.repository.get(job.id)
+            status = JobStatus(current.status) if current else JobStatus.CANCELED
+            return JobResult(job_id=job.id, status=status, message="not claimed")
+        heartbeat = asyncio.create_task(_heartbeat_forever())
+        try:
+            return await self._run(job)
+        except JobFailed as failure:
+            return await self._fail(job, failure.code, failure.message)
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+
+    async def _claim(self, job: Job) -> bool:
+        """Queued -> Processing, atomically against a concurrent cancel."""
+        return await self.repository.transition(
+            job.id, [JobStatus.QUEUED], JobStatus.PROCESSING,
+            f"Worker started job ({self.instance_id}).", started_at=utcnow(),
+            instance_id=self.instance_id)
+
+    async def _take_over(self, job: Job) -> JobResult | None:
+        """A retry after a lost worker: requeue before the signing call, fail after it."""
+        event = OperationalEvent(
+            domain="signer", type="JobTakenOver", actor=self.instance_id,
+            message=f"Job {job.id} taken over from {job.instance_id} by {self.instance_id}.",
+            properties={"jobId": job.id, "from": job.instance_id, "to": self.instance_id,
+                        "signingStarted": job.signing_started_at is not None})
+        if job.signing_started_at is None:
+            await self.repository.note(job.id, "Taken over before the signing call; restarting.",
+                                       event=event, instance_id=self.instance_id)
+            return None
+        await self.repository.note(job.id, "Taken over after the signing call.", event=event)
+        return await self._fail(job, SignerErrorCode.JOB_INTERRUPTED, INTERRUPTED_MESSAGE)
+
+    async def _run(self, job: Job) -> JobResult:
+        profile = await self._profile(job)
+        source = Path(job.original_path)
+        staged, fingerprint = await self._stage(job, source)
+        fmt = SignatureFormat(job.format)
+        artifact = staged.with_name(output_name(fmt, job.file_name,
+                                                encrypted=profile.encrypt))
+        # The checkpoint is written before the call: a worker lost after this point is never
+        # allowed to sign again on its own.
+        await self.repository.note(job.id, f"Signing ({fmt.value}).", signing_started_at=utcnow())
+        await self._in_pool(engine.sign, engine.SignRequest(
+            certificate=_certificate_spec(profile), fmt=fmt, staged=str(staged),
+            artifact=str(artifact), policy=profile.policy))
+        await self._transition(job, JobStatus.PROCESSING, JobStatus.VERIFYING,
+                               "Signed; verifying." if profile.verify
+                               else "Signed; verification disabled by the profile.")
+        await self._in_pool(engine.verify_and_seal, engine.VerifyRequest(
+            fmt=fmt, staged=str(staged), artifact=str(artifact),
+            trust_roots=tuple(profile.trust_roots), validate_chain=profile.validate_certificate,
+            skip=not profile.verify, policy=profile.policy,
+            encryption_key=self.encryption_key if profile.encrypt else None))
+        output = await self._promote(job, artifact)
+        return await self._complete(job, profile, source, fingerprint, output)
+
+    async def _profile(self, job: Job) -> SigningProfile:
+        profile = await self.repository.profile(job.profile_name or "")
+        if profile is None:
+            raise JobFailed(SignerErrorCode.PROFILE_NOT_FOUND,
+                            f"Signing profile {job.profile_name!r} does not exist.")
+        if profile.encrypt and self.encryption_key is None:
+            raise JobFailed(SignerErrorCode.PROFILE_DEGRADED,
+                            f"Profile {profile.name} encrypts but no "
+                            "ESTEIRA_SIGNING__ENCRYPTION_PASSPHRASE is configured.")
+        return profile
+
+    async def _stage(self, job: Job, source: Path) -> tuple[Path, Fingerprint]:
+        try:
+            staged, fingerprint = await asyncio.to_thread(self.storage.stage, job.id, source)
+        except StorageError as exc:
+            raise JobFailed(exc.code, f"Could not stage {source}: {exc.message}") from None
+        await self.repository.note(
+            job.id, f"Staged {fingerprint.size} bytes (sha256 {fingerprint.sha256}).",
+            input_size=fingerprint.size, input_sha256=fingerprint.sha256)
+        return staged, fingerprint
+
+    async def _in_pool(self, step, request) -> None:
+        loop = asyncio.get_running_loop()
+        outcome = await loop.run_in_executor(self.pool, step, request)
+        if not outcome.ok:
+            raise JobFailed(outcome.code or SignerErrorCode.SIGNING_FAILED, outcome.message)
+
+    async def _transition(self, job: Job, expected: JobStatus, to: JobStatus, message: str,
+                          **fields: object) -> None:
+        if not await self.repository.transition(job.id, [expected], to, message, **fields):
+            raise JobFailed(SignerErrorCode.JOB_INTERRUPTED,
+                            f"Job left {expected.value} while this worker held it.")
+
+    async def _promote(self, job: Job, artifact: Path) -> Path:
+        try:
+            return await asyncio.to_thread(self.storage.promote, job.id, artifact, artifact.name)
+        except StorageError as exc:
+            raise JobFailed(exc.code, exc.message) from None
+
+    async def _complete(self, job: Job, profile: SigningProfile, source: Path,
+                        fingerprint: Fingerprint, output: Path) -> JobResult:
+        check = await asyncio.to_thread(self.storage.delete_input_if_unchanged, source,
+                                        fingerprint)
+        returned, event = None, None
+        if not check.deleted and not check.gone:
+            returned = str(source)
+            INPUTS_DIVERGED.labels(profile=profile.name).inc()
+            event = OperationalEvent(
+                domain="signer", type="InputDiverged", actor=self.instance_id,
+                message=f"Input {source} diverged from the staged copy of job {job.id}; "
+                        f"it was left in place: {check.reason}",
+                properties={"jobId": job.id, "code": SignerErrorCode.JOB_INPUT_DIVERGED,
+                            "path": str(source), "folder": job.folder})
+            await self.repository.note(job.id, f"Input diverged: {check.reason}",
+                                       code=SignerErrorCode.JOB_INPUT_DIVERGED)
+        await self._transition_with_event(job, output, event)
+        await asyncio.to_thread(self.storage.remove_staging, job.id)
+        JOBS_FINISHED.labels(status=JobStatus.COMPLETED.value, format=job.format).inc()
+        log.info("Job %s completed: %s", job.id, output,
+                 extra=props(JobId=job.id, Format=job.format, Output=str(output)))
+        return JobResult(job_id=job.id, status=JobStatus.COMPLETED, output_path=str(output),
+                         returned_path=returned)
+
+    async def _transition_with_event(self, job: Job, output: Path,
+                                     event: OperationalEvent | None) -> None:
+        if not await self.repository.transition(
+                job.id, [JobStatus.VERIFYING], JobStatus.COMPLETED, "Completed.",
+                event=event, output_path=str(output), completed_at=utcnow()):
+            raise JobFailed(SignerErrorCode.JOB_INTERRUPTED, "Job left Verifying unexpectedly.")
+
+    async def _fail(self, job: Job, code: str, message: str) -> JobResult:
+        moved = await asyncio.to_thread(self.storage.move_to_error, job.id)
+        where = f" Staged content kept in {moved}." if moved else ""
+        await self.repository.transition(
+            job.id, [JobStatus.QUEUED, JobStatus.PROCESSING, JobStatus.VERIFYING],
+            JobStatus.FAILED, message + where, code=code, error_code=code,
+            error_message=message, completed_at=utcnow())
+        JOBS_FINISHED.labels(status=JobStatus.FAILED.value, format=job.format).inc()
+        log.error("Job %s failed (%s): %s", job.id, code, message,
+                  extra=props(JobId=job.id, Code=code))
+        return JobResult(job_id=job.id, status=JobStatus.FAILED, error_code=code,
+                         message=message)
+
+
+def _certificate_spec(profile: SigningProfile) -> engine.CertificateSpec:
+    return engine.CertificateSpec(
+        cache_key=f"{profile.name}:{profile.version}:{profile.updated_at.isoformat()}",
+        source=profile.cert_source, secret=profile_secret(profile), pfx_path=profile.pfx_path,
+        pkcs11_module=profile.pkcs11_module, pkcs11_token_label=profile.pkcs11_token_label,
+        pkcs11_thumbprint=profile.pkcs11_thumbprint)
+
+
+async def _heartbeat_forever() -> None:
+    """Keep the activity alive while a long file is signed (and notice a cancellation)."""
+    timeout = activity.info().heartbeat_timeout
+    # Three beats per timeout window: one lost beat never reads as a lost worker.
+    every = timeout.total_seconds() / 3 if timeout else 5.0
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(every)

@@ -1,0 +1,176 @@
+"""Signing profiles: the config shape, first-boot seeding, the dev PKI, opening certificates."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import secrets
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from shared.contracts.signer import SignatureFormat
+from shared.db.signer_models import SigningProfile
+from shared.settings import ConfigurationError, Settings
+
+log = logging.getLogger("esteira.signer.profiles")
+DEV_PKI_DIR = "pki"
+
+
+class PolicyConfig(BaseModel):
+    """A signature policy identifier, e.g. ICP-Brasil AD-RB: OID, hash of the policy, URI."""
+
+    oid: str = Field(pattern=r"^\d+(\.\d+)+$")
+    hash_algorithm: Literal["sha256", "sha384", "sha512"] = "sha256"
+    hash_base64: str
+    uri: str | None = None
+
+    @field_validator("hash_base64")
+    @classmethod
+    def _decodes(cls, value: str) -> str:
+        base64.b64decode(value, validate=True)
+        return value
+
+
+class ProfileConfig(BaseModel):
+    """One `Signing:Profiles[]` entry."""
+
+    model_config = {"extra": "forbid"}
+
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    format: Literal["auto", "pades", "cades", "xades"] = "auto"
+    cert_source: Literal["pfx", "pkcs11"] = "pfx"
+    pfx_path: str | None = None
+    pfx_password_env: str | None = None
+    pfx_password_file: str | None = None
+    pkcs11_module: str | None = None
+    pkcs11_token_label: str | None = None
+    pkcs11_thumbprint: str | None = None
+    pkcs11_pin_env: str | None = None
+    trust_roots: list[str] = Field(default_factory=list)
+    verify: bool = True
+    validate_certificate: bool = True
+    policy: PolicyConfig | None = None
+    encrypt: bool = False
+    enabled: bool = True
+    input_folder: str | None = None
+
+
+def format_for(profile_format: str, file_name: str) -> SignatureFormat:
+    """The profile's format, or by extension: PAdES for .pdf, XAdES for .xml, else CAdES."""
+    if profile_format != "auto":
+        return SignatureFormat(profile_format.capitalize())
+    suffix = Path(file_name).suffix.lower()
+    if suffix == ".pdf":
+        return SignatureFormat.PADES
+    if suffix == ".xml":
+        return SignatureFormat.XADES
+    return SignatureFormat.CADES
+
+
+def output_name(fmt: SignatureFormat, file_name: str, *, encrypted: bool) -> str:
+    """`x.signed.pdf`, `x.rem.p7m`, `x.signed.xml`, plus `.enc` when encrypted."""
+    path = Path(file_name)
+    if fmt is SignatureFormat.PADES:
+        name = f"{path.stem}.signed{path.suffix or '.pdf'}"
+    elif fmt is SignatureFormat.XADES:
+        name = f"{path.stem}.signed{path.suffix or '.xml'}"
+    else:
+        name = f"{path.name}.p7m"
+    return name + ".enc" if encrypted else name
+
+
+def parse_profiles(raw: list[dict]) -> list[ProfileConfig]:
+    """Validate `Signing:Profiles[]`, naming the entry and key that is wrong."""
+    profiles = []
+    for index, entry in enumerate(raw):
+        try:
+            profiles.append(ProfileConfig(**entry))
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                                 for e in exc.errors())
+            raise ConfigurationError(
+                f"Invalid configuration: ESTEIRA_SIGNING__PROFILES[{index}]: {problems}"
+            ) from None
+    return profiles
+
+
+async def seed_profiles(sessions: async_sessionmaker[AsyncSession], settings: Settings
+                        ) -> list[str]:
+    """On the first boot with an empty profile table, create profiles; return warnings."""
+    configured = parse_profiles(settings.signing.profiles)
+    folder_names = {f.name.lower() for f in settings.effective_inputs}
+    async with sessions() as session:
+        existing = (await session.exec(select(SigningProfile.name).limit(1))).first()
+        if existing is not None:
+            if configured:
+                return ["Signing:Profiles[] is ignored: the operational store already has "
+                        "profiles (edit them through the API)."]
+            return []
+        if not configured:
+            configured = [_dev_profile(settings)]
+        warnings, taken = [], set()
+        for config in configured:
+            folder = config.input_folder
+            if folder and (folder.lower() not in folder_names or folder.lower() in taken):
+                reason = "not configured in Storage:Inputs[]" if folder.lower() not in \
+                    folder_names else "already taken by another profile"
+                warnings.append(f"Folder {folder!r} left unassigned: {reason} "
+                                f"(profile {config.name}).")
+                folder = None
+            if folder:
+                taken.add(folder.lower())
+            data = config.model_dump(exclude={"policy", "input_folder"})
+            session.add(SigningProfile(**data, input_folder=folder,
+                                       policy=config.policy.model_dump() if config.policy
+                                       else None,
+                                       is_dev=config.name == settings.signing.default_profile
+                                       and not settings.signing.profiles))
+        await session.commit()
+    return warnings
+
+
+def _dev_profile(settings: Settings) -> ProfileConfig:
+    """A `default` profile bound to `inbox`, signing with a generated dev certificate."""
+    bundle = ensure_dev_pki(settings.data_dir.resolve() / DEV_PKI_DIR)
+    return ProfileConfig(
+        name=settings.signing.default_profile, pfx_path=str(bundle["pfx"]),
+        pfx_password_file=str(bundle["password"]), trust_roots=[str(bundle["ca"])],
+        input_folder="inbox",
+    )
+
+
+def ensure_dev_pki(directory: Path) -> dict[str, Path]:
+    """Generate a dev CA and signer PFX once (marked NOT FOR PRODUCTION in their subjects)."""
+    from activities.signer.crypto.certs import write_dev_bundle
+
+    paths = {"ca": directory / "ca.pem", "pfx": directory / "signer.pfx",
+             "password": directory / "signer.password"}
+    if all(p.exists() for p in paths.values()):
+        return paths
+    directory.mkdir(parents=True, exist_ok=True)
+    password = secrets.token_urlsafe(24)
+    write_dev_bundle(directory, password)
+    fd = os.open(paths["password"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(password)
+    os.chmod(directory / "signer.key", 0o600)
+    log.warning("Generated a development CA and signing certificate under %s "
+                "(NOT FOR PRODUCTION)", directory)
+    return paths
+
+
+def profile_secret(profile: SigningProfile) -> str | None:
+    """The PFX password or PKCS#11 PIN, from its environment variable or file only."""
+    if profile.cert_source == "pkcs11":
+        return os.environ.get(profile.pkcs11_pin_env or "") or None
+    if profile.pfx_password_env:
+        return os.environ.get(profile.pfx_password_env)
+    if profile.pfx_password_file:
+        return Path(profile.pfx_password_file).read_text().strip()
+    return None

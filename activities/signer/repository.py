@@ -1,0 +1,134 @@
+"""Job rows and their history: every transition a conditional update on the expected state."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from datetime import datetime
+
+from sqlalchemy import func, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from shared.contracts.signer import ACTIVE_STATUSES, JobStatus
+from shared.db.models import OperationalEvent, utcnow
+from shared.db.signer_models import Job, JobHistory, SigningProfile
+
+
+class AlreadyActiveError(Exception):
+    """Another active job holds this original path (the unique partial index said so)."""
+
+
+def new_job_id() -> str:
+    """A new job id (UUID4 text)."""
+    return str(uuid.uuid4())
+
+
+class JobRepository:
+    """Reads and conditional writes of `jobs` + `job_history`."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self.sessions = sessions
+
+    async def insert(self, job: Job, message: str, *, code: str | None = None,
+                     event: OperationalEvent | None = None) -> Job:
+        """Insert a job with its first history row; AlreadyActiveError on the index."""
+        async with self.sessions() as session:
+            session.add(job)
+            session.add(JobHistory(job_id=job.id, to_status=job.status, code=code,
+                                   message=message))
+            if event is not None:
+                session.add(event)
+            try:
+                await session.commit()
+            except IntegrityError as exc:
+                await session.rollback()
+                if "ux_jobs_active_original_path" in str(exc) or "original_path" in str(exc):
+                    raise AlreadyActiveError(job.original_path) from None
+                raise
+        return job
+
+    async def get(self, job_id: str) -> Job | None:
+        """One job by id."""
+        async with self.sessions() as session:
+            return await session.get(Job, job_id)
+
+    async def transition(self, job_id: str, expected: Iterable[JobStatus], to: JobStatus,
+                         message: str, *, code: str | None = None,
+                         event: OperationalEvent | None = None, **fields: object) -> bool:
+        """Move a job from one of `expected` to `to`; False (nothing written) if it wasn't."""
+        expected = [s.value for s in expected]
+        now = utcnow()
+        async with self.sessions() as session:
+            current = (await session.exec(select(Job.status).where(Job.id == job_id))).first()
+            result = await session.exec(
+                update(Job)
+                .where(Job.id == job_id, Job.status.in_(expected))
+                .values(status=to.value, updated_at=now, version=Job.version + 1, **fields)
+            )
+            if result.rowcount != 1:
+                await session.rollback()
+                return False
+            session.add(JobHistory(job_id=job_id, from_status=current, to_status=to.value,
+                                   code=code, message=message, at=now))
+            if event is not None:
+                session.add(event)
+            await session.commit()
+        return True
+
+    async def note(self, job_id: str, message: str, *, code: str | None = None,
+                   event: OperationalEvent | None = None, **fields: object) -> None:
+        """A history row (and field updates) without a state change."""
+        async with self.sessions() as session:
+            if fields:
+                await session.exec(update(Job).where(Job.id == job_id)
+                                   .values(updated_at=utcnow(), **fields))
+            session.add(JobHistory(job_id=job_id, code=code, message=message))
+            if event is not None:
+                session.add(event)
+            await session.commit()
+
+    async def latest_for_path(self, original_path: str) -> Job | None:
+        """The newest job of an original path (case-insensitive)."""
+        async with self.sessions() as session:
+            return (await session.exec(
+                select(Job).where(func.lower(Job.original_path) == original_path.lower())
+                .order_by(Job.created_at.desc()).limit(1))).first()
+
+    async def name_owner(self, file_name: str) -> Job | None:
+        """A Completed or active job that already has this file name (host-wide, any case)."""
+        holding = [JobStatus.COMPLETED.value, *(s.value for s in ACTIVE_STATUSES)]
+        async with self.sessions() as session:
+            return (await session.exec(
+                select(Job).where(func.lower(Job.file_name) == file_name.lower(),
+                                  Job.status.in_(holding))
+                .order_by(Job.created_at).limit(1))).first()
+
+    async def unstarted_queued(self, created_before: datetime, limit: int = 500) -> list[str]:
+        """Queued jobs whose workflow start was never confirmed, created before a moment."""
+        async with self.sessions() as session:
+            return list((await session.exec(
+                select(Job.id).where(Job.status == JobStatus.QUEUED.value,
+                                     Job.workflow_started_at.is_(None),
+                                     Job.created_at < created_before)
+                .order_by(Job.created_at).limit(limit))).all())
+
+    async def mark_workflow_started(self, job_id: str) -> None:
+        """Record that the job's workflow exists."""
+        async with self.sessions() as session:
+            await session.exec(update(Job).where(Job.id == job_id)
+                               .values(workflow_started_at=utcnow()))
+            await session.commit()
+
+    async def profile(self, name: str) -> SigningProfile | None:
+        """A signing profile by name."""
+        async with self.sessions() as session:
+            return await session.get(SigningProfile, name)
+
+    async def profile_for_folder(self, folder: str) -> SigningProfile | None:
+        """The profile that owns an input folder, if any."""
+        async with self.sessions() as session:
+            return (await session.exec(select(SigningProfile).where(
+                func.lower(SigningProfile.input_folder) == folder.lower()))).first()

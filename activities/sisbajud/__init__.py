@@ -1,0 +1,1 @@
+"""Side effects of the SISBAJUD executor: Mensageria, Midaz, the operational store, Temporal."""

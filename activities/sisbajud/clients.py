@@ -1,0 +1,178 @@
+"""HTTP clients of the systems the executor talks to: Midaz (ledger + CRM) and Mensageria."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from shared.contracts.sisbajud import WRITE_TTL_SECONDS
+from shared.settings import InstitutionSettings, Settings
+
+CRM_PAGE = 100
+# Development stand-ins for M2M tokens the simulators accept (any non-empty bearer).
+DEV_TOKEN = "esteira-dev"
+
+
+class UpstreamError(Exception):
+    """A non-2xx answer (or none at all) from Midaz or the Mensageria."""
+
+    def __init__(self, status: int | None, code: str | None = None, detail: str = "") -> None:
+        super().__init__(f"{status} {code or ''} {detail}".strip())
+        self.status, self.code, self.detail = status, code, detail
+
+    @property
+    def retryable(self) -> bool:
+        """Transport failures, 401 (token refresh), 408, 425, 429 and 5xx may clear up."""
+        return self.status is None or self.status in (401, 408, 425, 429) or self.status >= 500
+
+
+def error_code(response: httpx.Response) -> str | None:
+    """`code` of a Midaz error body (v3 flat or v4 problem+json) or a Mensageria refusal."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    return str(body["code"]) if isinstance(body, dict) and body.get("code") else None
+
+
+def _bearer(token: Any, settings: Settings) -> dict[str, str]:
+    if token is not None:
+        return {"Authorization": f"Bearer {token.get_secret_value()}"}
+    if settings.environment == "Development":
+        return {"Authorization": f"Bearer {DEV_TOKEN}"}
+    return {}
+
+
+@dataclass
+class MidazClient:
+    """One institution's ledger (`baseUrl` + token) and its CRM."""
+
+    http: httpx.AsyncClient
+    institution: InstitutionSettings
+    base_url: str
+    headers: dict[str, str]
+
+    @classmethod
+    def for_institution(cls, http: httpx.AsyncClient, settings: Settings,
+                        institution: InstitutionSettings) -> MidazClient:
+        """The client of `institution`; no base URL means the `esteira dev` simulator."""
+        base = institution.base_url or f"http://{settings.host}:{settings.ports.midaz}"
+        return cls(http, institution, base.rstrip("/"), _bearer(institution.token, settings))
+
+    @property
+    def ledger_path(self) -> str:
+        """`{baseUrl}/v1/organizations/{org}/ledgers/{ledger}`."""
+        inst = self.institution
+        return (f"{self.base_url}/v1/organizations/{inst.organization_id}"
+                f"/ledgers/{inst.ledger_id}")
+
+    async def _get(self, url: str, **kwargs: Any) -> httpx.Response:
+        try:
+            return await self.http.get(url, headers={**self.headers, **kwargs.pop("headers", {})},
+                                       **kwargs)
+        except httpx.HTTPError as exc:
+            raise UpstreamError(None, detail=f"{type(exc).__name__}: {exc}") from exc
+
+    async def _json(self, url: str, *, missing: tuple[int, ...] = (), **kwargs: Any) -> Any:
+        response = await self._get(url, **kwargs)
+        if response.status_code in missing:
+            return None
+        if not response.is_success:
+            raise UpstreamError(response.status_code, error_code(response), response.text[:200])
+        return response.json()
+
+    async def account(self, account_id: str) -> dict[str, Any] | None:
+        """`GET …/accounts/{id}`, None when Midaz has no such account."""
+        return await self._json(f"{self.ledger_path}/accounts/{account_id}", missing=(404,))
+
+    async def account_by_alias(self, alias: str) -> dict[str, Any] | None:
+        """Exact lookup `GET …/accounts/alias/{alias}` (`?alias=` is a prefix match)."""
+        return await self._json(f"{self.ledger_path}/accounts/alias/{alias}", missing=(404,))
+
+    async def default_balance(self, alias: str) -> dict[str, Any] | None:
+        """The `default` balance of `alias`; None for an unknown alias (Midaz answers `[]`)."""
+        body = await self._json(f"{self.ledger_path}/accounts/alias/{alias}/balances")
+        return next((b for b in body.get("items", []) if b.get("key") == "default"), None)
+
+    async def create_account(self, body: dict[str, Any]) -> httpx.Response:
+        """`POST …/accounts` (no idempotency on this route: callers serialise and look up)."""
+        try:
+            return await self.http.post(f"{self.ledger_path}/accounts", json=body,
+                                        headers=self.headers)
+        except httpx.HTTPError as exc:
+            raise UpstreamError(None, detail=f"{type(exc).__name__}: {exc}") from exc
+
+    async def post_transaction(self, kind: str, body: dict[str, Any], key: str
+                               ) -> httpx.Response:
+        """`POST …/transactions/{kind}` with `X-Idempotency` and `X-TTL` (raises httpx errors)."""
+        headers = {**self.headers, "X-Idempotency": key, "X-TTL": str(WRITE_TTL_SECONDS)}
+        return await self.http.post(f"{self.ledger_path}/transactions/{kind}", json=body,
+                                    headers=headers)
+
+    async def instruments(self, document: str) -> list[dict[str, Any]]:
+        """The subject's CRM records: legacy `GET /v1/aliases`, embedded `…/instruments`."""
+        inst = self.institution
+        if inst.crm_mode == "legacy":
+            url = f"{(inst.crm_base_url or self.base_url).rstrip('/')}/v1/aliases"
+            headers = {"X-Organization-Id": inst.organization_id}
+        else:
+            url = f"{self.base_url}/v2/organizations/{inst.organization_id}/instruments"
+            headers = {}
+        items: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            body = await self._json(url, headers=headers,
+                                    params={"document": document, "limit": CRM_PAGE, "page": page})
+            batch = body.get("items", [])
+            items += batch
+            if len(batch) < CRM_PAGE:
+                return items
+            page += 1
+
+    async def balances(self, aliases: list[str]) -> list[dict[str, Any] | None]:
+        """Default balances of several aliases, read concurrently."""
+        return list(await asyncio.gather(*(self.default_balance(a) for a in aliases)))
+
+
+@dataclass
+class MensageriaClient:
+    """The SISBAJUD execution API of the Mensageria."""
+
+    http: httpx.AsyncClient
+    base_url: str
+    headers: dict[str, str]
+
+    @classmethod
+    def from_settings(cls, http: httpx.AsyncClient, settings: Settings) -> MensageriaClient:
+        """The configured Mensageria, or the `esteira dev` simulator."""
+        sis = settings.sisbajud
+        base = sis.mensageria_url or f"http://{settings.host}:{settings.ports.mensageria}"
+        return cls(http, base.rstrip("/"), _bearer(sis.mensageria_token, settings))
+
+    def _url(self, order_id: str) -> str:
+        return f"{self.base_url}/v1/sisbajud/execution/orders/{order_id}"
+
+    async def fetch_order(self, order_id: str) -> httpx.Response:
+        """`GET /v1/sisbajud/execution/orders/{orderId}` (raises httpx errors)."""
+        return await self.http.get(self._url(order_id), headers=self.headers)
+
+    async def post_result(self, order_id: str, key: str, payload: dict[str, Any]
+                          ) -> httpx.Response:
+        """`POST …/{orderId}/execution-results` with `X-Idempotency` (raises httpx errors)."""
+        return await self.http.post(f"{self._url(order_id)}/execution-results", json=payload,
+                                    headers={**self.headers, "X-Idempotency": key})
+
+
+def midaz_for(http: httpx.AsyncClient, settings: Settings, institution_id: str) -> MidazClient:
+    """The configured institution's client (UnknownInstitution when it is not configured)."""
+    for institution in settings.sisbajud.institutions:
+        if institution.id == institution_id:
+            return MidazClient.for_institution(http, settings, institution)
+    raise UnknownInstitution(institution_id)
+
+
+class UnknownInstitution(LookupError):
+    """No institution with this id is configured in this executor."""

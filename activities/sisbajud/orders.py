@@ -1,0 +1,184 @@
+"""Order activities: fetch from the Mensageria, claim a revision, ownership, settle."""
+
+from __future__ import annotations
+
+import logging
+
+import httpx
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+from temporalio import activity
+
+from activities.sisbajud.clients import MensageriaClient, UpstreamError, error_code
+from activities.sisbajud.errors import SisbajudErrorCode, fail
+from activities.sisbajud.wire import InvalidOrder, order_from_wire, result_to_wire
+from shared.contracts.sisbajud import (
+    BeginRevisionInput,
+    BeginRevisionResult,
+    CheckOwnershipInput,
+    FetchOrderInput,
+    FetchOrderResult,
+    FetchStatus,
+    OrderState,
+    Ownership,
+    OwnershipResult,
+    SettleInput,
+    SettleResult,
+)
+from shared.db.models import utcnow
+from shared.db.sisbajud_models import (
+    SisbajudHumanDecision,
+    SisbajudInstitution,
+    SisbajudOrder,
+    SisbajudOutbox,
+)
+from shared.db.sisbajud_store import insert_ignore, raise_alarm
+from shared.logs import props
+from shared.settings import Settings
+from shared.sisbajud_metrics import ORDERS
+
+log = logging.getLogger("esteira.sisbajud")
+
+
+class OrderActivities:
+    """Activities around one order's lifecycle; dependencies come in through `__init__`."""
+
+    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession],
+                 http: httpx.AsyncClient) -> None:
+        self._settings = settings
+        self._sessions = sessions
+        self._mensageria = MensageriaClient.from_settings(http, settings)
+
+    @activity.defn(name="sisbajud-fetch-order")
+    async def fetch_order(self, request: FetchOrderInput) -> FetchOrderResult:
+        """The seed's fetch table: 200 run, 404/410 withdrawn, retry transient, park the rest."""
+        try:
+            response = await self._mensageria.fetch_order(request.order_id)
+        except httpx.HTTPError as exc:
+            raise fail(SisbajudErrorCode.MENSAGERIA_UNAVAILABLE,
+                       f"order fetch failed: {type(exc).__name__}: {exc}") from exc
+        status = response.status_code
+        if status == 200:
+            try:
+                order = order_from_wire(response.json())
+            except (InvalidOrder, ValueError) as exc:
+                return FetchOrderResult(status=FetchStatus.PARKED, http_status=200, detail=str(exc))
+            if order.order_id != request.order_id:
+                return FetchOrderResult(status=FetchStatus.PARKED, http_status=200,
+                                        detail=f"got order {order.order_id} instead")
+            return FetchOrderResult(status=FetchStatus.FOUND, http_status=200, order=order)
+        if status in (404, 410):
+            return FetchOrderResult(status=FetchStatus.WITHDRAWN, http_status=status)
+        if UpstreamError(status).retryable:
+            raise fail(SisbajudErrorCode.MENSAGERIA_UNAVAILABLE, f"order fetch answered {status}")
+        return FetchOrderResult(status=FetchStatus.PARKED, http_status=status,
+                                detail=f"order fetch answered {status} {error_code(response)}")
+
+    @activity.defn(name="sisbajud-begin-revision")
+    async def begin_revision(self, request: BeginRevisionInput) -> BeginRevisionResult:
+        """Claim the revision unless this or a later one was begun by another run."""
+        order = request.order
+        async with self._sessions() as session:
+            values = dict(
+                revision=order.revision, run_id=request.run_id, operation=order.operation.value,
+                institution_id=order.institution_id, parent_order_id=order.parent_order_id,
+                document=order.document, requested_amount=str(order.amount),
+                state=OrderState.EXECUTING.value, execution_state=None, effect=None,
+                reason_code=None, executed_amount=None, transaction_id=None,
+                deadline=order.deadline, detail=None, updated_at=utcnow())
+            if await insert_ignore(session, SisbajudOrder,
+                                   {"order_id": order.order_id, "created_at": utcnow(), **values},
+                                   ["order_id"]):
+                await session.commit()
+                return BeginRevisionResult(started=True)
+            row = await session.get(SisbajudOrder, order.order_id)
+            assert row is not None
+            if row.revision == order.revision and row.run_id == request.run_id:
+                return BeginRevisionResult(started=True)  # this run's claim, retried
+            # Begun by another run (or superseded): a redelivery, nothing to do. Rows only
+            # settled from a fetch (withdrawn, parked) were never begun and may be.
+            if row.revision > order.revision or (row.revision == order.revision
+                                                 and row.run_id is not None):
+                return BeginRevisionResult(started=False)
+            # Conditional on what was read: of two racing runs, one wins.
+            result = await session.exec(
+                update(SisbajudOrder)
+                .where(SisbajudOrder.order_id == order.order_id,
+                       SisbajudOrder.revision == row.revision,
+                       SisbajudOrder.state == row.state)
+                .values(**values))  # type: ignore[call-overload]
+            await session.commit()
+            return BeginRevisionResult(started=bool(result.rowcount))
+
+    @activity.defn(name="sisbajud-check-ownership")
+    async def check_ownership(self, request: CheckOwnershipInput) -> OwnershipResult:
+        """Owned, foreign or unconfigured (a configured, unrecorded one becomes ours)."""
+        sis = self._settings.sisbajud
+        if not any(i.id == request.institution_id for i in sis.institutions):
+            return OwnershipResult(ownership=Ownership.UNCONFIGURED)
+        async with self._sessions() as session:
+            await insert_ignore(session, SisbajudInstitution,
+                                {"institution_id": request.institution_id,
+                                 "owner_subject": sis.m2m_subject, "created_at": utcnow()},
+                                ["institution_id"])
+            await session.commit()
+            row = await session.get(SisbajudInstitution, request.institution_id)
+        assert row is not None
+        owned = row.owner_subject == sis.m2m_subject
+        return OwnershipResult(ownership=Ownership.OWNED if owned else Ownership.FOREIGN,
+                               owner=row.owner_subject)
+
+    @activity.defn(name="sisbajud-settle")
+    async def settle(self, request: SettleInput) -> SettleResult:
+        """Order row, outbox row, alarm and human decision in one transaction (idempotent)."""
+        async with self._sessions() as session:
+            row = await session.get(SisbajudOrder, request.order_id)
+            if row is None:
+                row = SisbajudOrder(order_id=request.order_id, revision=request.revision,
+                                    state="")
+            elif row.revision > request.revision:
+                return SettleResult(changed=False)  # a later revision owns the row now
+            new = (request.state.value, _value(request.effect), _value(request.reason_code))
+            moved = row.revision != request.revision
+            changed = moved or (row.state, row.effect, row.reason_code) != new
+            if moved:
+                row.revision, row.run_id = request.revision, None
+            row.state, row.effect, row.reason_code = new
+            row.executed_amount = _text(request.executed_amount) or row.executed_amount
+            row.transaction_id = request.transaction_id or row.transaction_id
+            row.execution_state = _value(request.result.execution_state if request.result else None)
+            row.detail = request.detail or None
+            row.updated_at = utcnow()
+            session.add(row)
+            if request.result is not None and request.result_key:
+                await insert_ignore(session, SisbajudOutbox, {
+                    "idempotency_key": request.result_key, "order_id": request.order_id,
+                    "revision": request.revision, "payload": result_to_wire(request.result),
+                    "state": "PENDING", "attempts": 0, "created_at": utcnow(),
+                    "next_attempt_at": utcnow()}, ["idempotency_key"])
+            if changed and request.alarm is not None:
+                await raise_alarm(session, request.alarm.value,
+                                  f"Order {request.order_id} r{request.revision}: "
+                                  f"{request.detail or request.state.value}",
+                                  order_id=request.order_id, revision=request.revision)
+            if request.human_reason is not None:
+                await insert_ignore(session, SisbajudHumanDecision, {
+                    "order_id": request.order_id, "revision": request.revision,
+                    "reason": request.human_reason.value, "detail": request.detail or None,
+                    "created_at": utcnow()}, ["order_id", "revision", "reason"])
+            await session.commit()
+        if changed:
+            ORDERS.labels(new[0], new[1] or "", new[2] or "").inc()
+            log.info("Order %s r%s %s %s %s", request.order_id, request.revision, *new,
+                     extra=props(OrderId=request.order_id, Revision=request.revision,
+                                 State=new[0], Effect=new[1], ReasonCode=new[2]))
+        return SettleResult(changed=changed)
+
+
+def _value(member) -> str | None:
+    return member.value if member is not None else None
+
+
+def _text(amount) -> str | None:
+    return str(amount) if amount is not None else None

@@ -1,0 +1,119 @@
+"""Worker start-up for the domain: institutions on record, the tick schedule, the activities."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import httpx
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+from temporalio.client import (
+    Client,
+    Schedule,
+    ScheduleActionStartWorkflow,
+    ScheduleAlreadyRunningError,
+    ScheduleIntervalSpec,
+    ScheduleOverlapPolicy,
+    SchedulePolicy,
+    ScheduleSpec,
+    ScheduleUpdate,
+)
+
+from activities.sisbajud.orders import OrderActivities
+from activities.sisbajud.plans import PlanActivities
+from activities.sisbajud.tick import TemporalProvider, TickActivities
+from activities.sisbajud.writes import WriteActivities
+from shared.contracts.sisbajud import TICK_WORKFLOW, OrderOptions, TickInput, tick_schedule_id
+from shared.db.models import utcnow
+from shared.db.sisbajud_models import SisbajudInstitution
+from shared.db.sisbajud_store import insert_ignore
+from shared.settings import Settings
+
+# A tick missed while the server was away is not worth replaying: the next one does it all.
+CATCHUP_WINDOW = timedelta(minutes=1)
+log = logging.getLogger("esteira.sisbajud")
+
+
+class MissingCredentials(ValueError):
+    """Outside Development every Mensageria and Midaz call needs its configured token."""
+
+
+def check_credentials(settings: Settings) -> None:
+    """Refuse to start without tokens (Development talks to the simulators without them)."""
+    if settings.environment == "Development":
+        return
+    sis = settings.sisbajud
+    missing = ["ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN"] if sis.mensageria_token is None else []
+    missing += [f"ESTEIRA_SISBAJUD__INSTITUTIONS[{i.id}].token"
+                for i in sis.institutions if i.token is None]
+    if missing:
+        raise MissingCredentials(f"SISBAJUD executor: set {', '.join(missing)}")
+
+
+def order_options(settings: Settings) -> OrderOptions:
+    """The waits of the order workflow, from `Sisbajud:*`."""
+    sis = settings.sisbajud
+    return OrderOptions(
+        fetch_retry_initial_seconds=sis.fetch_retry_initial_seconds,
+        fetch_retry_max_seconds=sis.fetch_retry_max_seconds,
+        write_heartbeat_timeout_seconds=sis.write_heartbeat_timeout_seconds,
+        parent_poll_seconds=sis.parent_poll_seconds,
+        parent_wait_max_seconds=sis.parent_wait_max_seconds,
+        deadline_margin_seconds=sis.response_deadline_margin_seconds,
+    )
+
+
+def tick_input(settings: Settings) -> TickInput:
+    """What every scheduled tick runs with."""
+    sis = settings.sisbajud
+    return TickInput(task_queue=sis.task_queue, options=order_options(settings),
+                     batch_size=sis.batch_size)
+
+
+async def ensure_tick_schedule(client: Client, settings: Settings) -> str:
+    """Create the tick's Temporal Schedule, or bring an existing one up to these settings."""
+    queue = settings.sisbajud.task_queue
+    schedule_id = tick_schedule_id(queue)
+    schedule = Schedule(
+        action=ScheduleActionStartWorkflow(TICK_WORKFLOW, tick_input(settings),
+                                           id=schedule_id, task_queue=queue),
+        spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(
+            every=timedelta(seconds=settings.sisbajud.tick_every_seconds))]),
+        # One cycle at a time: a slow cycle makes the next one wait, never run beside it.
+        policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP, catchup_window=CATCHUP_WINDOW),
+    )
+    try:
+        await client.create_schedule(schedule_id, schedule)
+    except ScheduleAlreadyRunningError:
+        await client.get_schedule_handle(schedule_id).update(
+            lambda _: ScheduleUpdate(schedule=schedule))
+    log.info("Tick schedule %s every %ss", schedule_id, settings.sisbajud.tick_every_seconds)
+    return schedule_id
+
+
+async def claim_institutions(sessions: async_sessionmaker[AsyncSession],
+                             settings: Settings) -> None:
+    """Create configured institutions unknown to the store, owned by our M2M subject."""
+    async with sessions() as session:
+        for institution in settings.sisbajud.institutions:
+            await insert_ignore(session, SisbajudInstitution, {
+                "institution_id": institution.id, "created_at": utcnow(),
+                "owner_subject": settings.sisbajud.m2m_subject}, ["institution_id"])
+        await session.commit()
+
+
+def activities(settings: Settings, sessions: async_sessionmaker[AsyncSession],
+               http: httpx.AsyncClient, temporal: TemporalProvider
+               ) -> list[Callable[..., Any]]:
+    """Every activity of the domain, bound to its dependencies."""
+    orders = OrderActivities(settings, sessions, http)
+    plans = PlanActivities(settings, sessions, http)
+    writes = WriteActivities(settings, sessions, http)
+    tick = TickActivities(settings, sessions, http, temporal)
+    return [orders.fetch_order, orders.begin_revision, orders.check_ownership, orders.settle,
+            plans.plan_block, plans.plan_release, plans.plan_info,
+            writes.ensure_block_account, writes.write_ledger,
+            tick.ingest, tick.orphans, tick.monitor, tick.drain]

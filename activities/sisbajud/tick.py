@@ -1,0 +1,162 @@
+"""The tick's stages: ingest accepted notices, (orphans), (monitoring), drain the outbox."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+
+import httpx
+from sqlalchemy import func, update
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
+from temporalio import activity
+from temporalio.client import Client
+from temporalio.common import WorkflowIDReusePolicy
+
+from activities.sisbajud.clients import MensageriaClient, UpstreamError, error_code
+from shared.contracts.sisbajud import (
+    ORDER_WORKFLOW,
+    AlarmCode,
+    NoticeSignal,
+    RunOrderInput,
+    StageName,
+    StageResult,
+    TickInput,
+    order_workflow_id,
+)
+from shared.db.models import as_utc, utcnow
+from shared.db.sisbajud_models import SisbajudNotice, SisbajudOrder, SisbajudOutbox
+from shared.db.sisbajud_store import raise_alarm
+from shared.logs import props
+from shared.settings import Settings
+from shared.sisbajud_metrics import OUTBOX_AGE, OUTBOX_DEPTH, RESULTS_SENT
+
+TemporalProvider = Callable[[], Awaitable[Client]]
+log = logging.getLogger("esteira.sisbajud")
+
+
+class TickActivities:
+    """One activity per stage; each is its own failure domain in the tick workflow."""
+
+    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession],
+                 http: httpx.AsyncClient, temporal: TemporalProvider) -> None:
+        self._settings = settings
+        self._sessions = sessions
+        self._mensageria = MensageriaClient.from_settings(http, settings)
+        self._temporal = temporal
+
+    @activity.defn(name="sisbajud-stage-ingest")
+    async def ingest(self, request: TickInput) -> StageResult:
+        """Hand each accepted notice to its order's workflow (signal-with-start)."""
+        async with self._sessions() as session:
+            notices = (await session.exec(
+                select(SisbajudNotice).where(SisbajudNotice.state == "ACCEPTED")
+                .order_by(SisbajudNotice.id).limit(request.batch_size))).all()
+            order_ids = {n.order_id for n in notices}
+            begun = {o.order_id: o for o in (await session.exec(
+                select(SisbajudOrder).where(SisbajudOrder.order_id.in_(order_ids))  # type: ignore[union-attr]
+            )).all()} if order_ids else {}
+        client = await self._temporal() if notices else None
+        done = failed = 0
+        for notice in notices:
+            assert notice.order_id is not None and notice.revision is not None
+            order = begun.get(notice.order_id)
+            if order is not None and order.run_id and order.revision >= notice.revision:
+                await self._mark(notice.id, "DUPLICATE")
+                done += 1
+                continue
+            try:
+                assert client is not None
+                await client.start_workflow(
+                    ORDER_WORKFLOW, RunOrderInput(order_id=notice.order_id,
+                                                  options=request.options),
+                    id=order_workflow_id(notice.order_id), task_queue=request.task_queue,
+                    # A closed run of the same order may be followed by a new one.
+                    id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                    start_signal="notice",
+                    start_signal_args=[NoticeSignal(revision=notice.revision,
+                                                    notice_id=notice.id)])
+            except Exception as exc:  # one bad notice must not stop the batch
+                failed += 1
+                log.warning("Could not hand notice %s to its order: %s", notice.id, exc,
+                            extra=props(NoticeId=notice.id, OrderId=notice.order_id))
+                continue
+            await self._mark(notice.id, "INGESTED")
+            done += 1
+        return StageResult(stage=StageName.INGEST, ok=failed == 0, done=done, failed=failed)
+
+    async def _mark(self, notice_id: int | None, state: str) -> None:
+        async with self._sessions() as session:
+            await session.exec(update(SisbajudNotice).where(  # type: ignore[call-overload]
+                SisbajudNotice.id == notice_id, SisbajudNotice.state == "ACCEPTED",
+            ).values(state=state, ingested_at=utcnow()))
+            await session.commit()
+
+    @activity.defn(name="sisbajud-stage-orphans")
+    async def orphans(self, request: TickInput) -> StageResult:
+        """Operations on block accounts this executor did not write (filled in by issue 7)."""
+        return StageResult(stage=StageName.ORPHANS, detail="no orphan reconciliation yet")
+
+    @activity.defn(name="sisbajud-stage-monitor")
+    async def monitor(self, request: TickInput) -> StageResult:
+        """Heartbeats for writes without a known effect (filled in by issue 7)."""
+        return StageResult(stage=StageName.MONITOR, detail="no indeterminate monitoring yet")
+
+    @activity.defn(name="sisbajud-stage-drain")
+    async def drain(self, request: TickInput) -> StageResult:
+        """Send due outbox rows with their own keys; transient failures wait for a later tick."""
+        async with self._sessions() as session:
+            rows = (await session.exec(
+                select(SisbajudOutbox).where(SisbajudOutbox.state == "PENDING",
+                                             SisbajudOutbox.next_attempt_at <= utcnow())
+                .order_by(SisbajudOutbox.id).limit(request.batch_size))).all()
+        done = failed = 0
+        for row in rows:
+            if await self._send(row):
+                done += 1
+            else:
+                failed += 1
+        await self._measure()
+        return StageResult(stage=StageName.DRAIN, done=done, failed=failed)
+
+    async def _send(self, row: SisbajudOutbox) -> bool:
+        try:
+            response = await self._mensageria.post_result(row.order_id, row.idempotency_key,
+                                                          row.payload)
+            status = response.status_code
+            detail = f"{status} {error_code(response) or ''} {response.text[:200]}"
+        except httpx.HTTPError as exc:
+            status, detail = None, f"{type(exc).__name__}: {exc}"
+        values: dict = {"attempts": row.attempts + 1, "last_status": status}
+        if status is not None and 200 <= status < 300:
+            values.update(state="SENT", sent_at=utcnow(), last_error=None)
+            outcome = "sent"
+        elif UpstreamError(status).retryable:
+            sis = self._settings.sisbajud
+            delay = min(sis.outbox_retry_initial_seconds * 2 ** row.attempts,
+                        sis.outbox_retry_max_seconds)
+            values.update(next_attempt_at=utcnow() + timedelta(seconds=delay), last_error=detail)
+            outcome = "retry"
+        else:
+            values.update(state="PARKED", last_error=detail)
+            outcome = "parked"
+        async with self._sessions() as session:
+            await session.exec(update(SisbajudOutbox).where(  # type: ignore[call-overload]
+                SisbajudOutbox.id == row.id, SisbajudOutbox.state == "PENDING").values(**values))
+            if outcome == "parked":
+                await raise_alarm(session, AlarmCode.RESULT_REJECTED.value,
+                                  f"Mensageria refused result {row.idempotency_key}: {detail}",
+                                  order_id=row.order_id)
+            await session.commit()
+        RESULTS_SENT.labels(outcome).inc()
+        return outcome == "sent"
+
+    async def _measure(self) -> None:
+        async with self._sessions() as session:
+            depth, oldest = (await session.exec(
+                select(func.count(), func.min(SisbajudOutbox.created_at))
+                .where(SisbajudOutbox.state == "PENDING"))).one()
+        OUTBOX_DEPTH.set(depth)
+        OUTBOX_AGE.set((utcnow() - as_utc(oldest)).total_seconds() if oldest else 0)

@@ -1,0 +1,184 @@
+"""Ledger writes: the order's block account, then one block/unblock with a stable key."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from decimal import Decimal
+from typing import Any
+
+import httpx
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+from temporalio import activity
+
+from activities.sisbajud.clients import MidazClient, UpstreamError, error_code, midaz_for
+from activities.sisbajud.errors import SisbajudErrorCode, fail
+from activities.sisbajud.plans import upstream_errors
+from shared.contracts.sisbajud import BLOCK_ACCOUNT_TYPE
+from shared.contracts.sisbajud_ledger import (
+    BlockAccountResult,
+    EnsureBlockAccountInput,
+    WriteInput,
+    WriteKind,
+    WriteOutcome,
+    WriteOutcomeKind,
+)
+from shared.db.models import utcnow
+from shared.db.sisbajud_models import SisbajudWrite
+from shared.db.sisbajud_store import insert_ignore
+from shared.logs import props
+from shared.settings import Settings
+
+# Balances moved between plan and write (no effect, key released): plan again, same key.
+REPLAN_CODES = frozenset({"0018", "0086", "0174"})
+HEARTBEAT_EVERY_SECONDS = 1.0
+log = logging.getLogger("esteira.sisbajud")
+
+
+class WriteActivities:
+    """The two activities that change a ledger; dependencies come in through `__init__`."""
+
+    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession],
+                 http: httpx.AsyncClient) -> None:
+        self._settings = settings
+        self._sessions = sessions
+        self._http = http
+
+    def _midaz(self, institution_id: str) -> MidazClient:
+        return midaz_for(self._http, self._settings, institution_id)
+
+    @activity.defn(name="sisbajud-ensure-block-account")
+    async def ensure_block_account(self, request: EnsureBlockAccountInput
+                                   ) -> BlockAccountResult:
+        """Exact alias lookup, else create; `409 0020` (created meanwhile) counts as found."""
+        with upstream_errors():
+            midaz = self._midaz(request.institution_id)
+            found = await midaz.account_by_alias(request.alias)
+            if found is not None:
+                return BlockAccountResult(account_id=found["id"], created=False)
+            response = await midaz.create_account({
+                "assetCode": midaz.institution.asset_code, "type": BLOCK_ACCOUNT_TYPE,
+                "alias": request.alias, "name": f"SISBAJUD block {request.alias}"})
+            if response.status_code == 201:
+                return BlockAccountResult(account_id=response.json()["id"], created=True)
+            code = error_code(response)
+            if response.status_code == 409 and code == "0020":
+                found = await midaz.account_by_alias(request.alias)
+                if found is not None:
+                    return BlockAccountResult(account_id=found["id"], created=False)
+            raise UpstreamError(response.status_code, code, response.text[:200])
+
+    @activity.defn(name="sisbajud-write-ledger")
+    async def write_ledger(self, request: WriteInput) -> WriteOutcome:
+        """Register the write, send it with `X-Idempotency`/`X-TTL`, classify the answer."""
+        await self._register(request)
+        midaz = self._midaz(request.order.institution_id)
+        body = _transaction_body(request, midaz.institution.asset_code)
+        try:
+            async with _heartbeating():
+                response = await midaz.post_transaction(request.kind.value, body,
+                                                        request.idempotency_key)
+        except httpx.HTTPError as exc:
+            # The same key makes a resend safe: Midaz replays or refuses, never applies twice.
+            await self._update(request, None, None, WriteOutcomeKind.INDETERMINATE)
+            raise fail(SisbajudErrorCode.MIDAZ_UNAVAILABLE,
+                       f"ledger write failed: {type(exc).__name__}: {exc}") from exc
+        outcome = _classify(response)
+        await self._update(request, response.status_code, outcome.code, outcome.kind, outcome)
+        log.info("Ledger %s %s: %s %s", request.kind.value, request.idempotency_key,
+                 response.status_code, outcome.kind.value,
+                 extra=props(OrderId=request.order.order_id, Key=request.idempotency_key,
+                             Status=response.status_code, Replayed=outcome.replayed))
+        if outcome.kind == WriteOutcomeKind.REJECTED and UpstreamError(
+                response.status_code).retryable and response.status_code < 500:
+            raise fail(SisbajudErrorCode.MIDAZ_UNAVAILABLE,
+                       f"ledger write answered {response.status_code}")
+        return outcome
+
+    async def _register(self, request: WriteInput) -> None:
+        async with self._sessions() as session:
+            await insert_ignore(session, SisbajudWrite, {
+                "idempotency_key": request.idempotency_key, "order_id": request.order.order_id,
+                "revision": request.order.revision, "kind": request.kind.value,
+                "institution_id": request.order.institution_id,
+                "block_alias": request.block_alias, "parent_order_id": request.parent_order_id,
+                "total": str(request.total),
+                "legs": [leg.model_dump(mode="json") for leg in request.legs],
+                "state": "PENDING", "replayed": False, "attempts": 0,
+                "created_at": utcnow(), "updated_at": utcnow()}, ["idempotency_key"])
+            await session.commit()
+
+    async def _update(self, request: WriteInput, status: int | None, code: str | None,
+                      kind: WriteOutcomeKind, outcome: WriteOutcome | None = None) -> None:
+        values: dict[str, Any] = {"state": kind.value, "last_status": status, "last_code": code,
+                                  "attempts": SisbajudWrite.attempts + 1, "updated_at": utcnow()}
+        if outcome is not None and kind == WriteOutcomeKind.APPLIED:
+            values.update(transaction_id=outcome.transaction_id, replayed=outcome.replayed,
+                          applied_amount=str(outcome.amount),
+                          legs=[leg.model_dump(mode="json") for leg in request.legs])
+        async with self._sessions() as session:
+            await session.exec(update(SisbajudWrite).where(  # type: ignore[call-overload]
+                SisbajudWrite.idempotency_key == request.idempotency_key,
+                SisbajudWrite.state != "APPLIED").values(**values))
+            await session.commit()
+
+
+def _transaction_body(request: WriteInput, asset: str) -> dict[str, Any]:
+    order = request.order
+    legs = [{"accountAlias": leg.account_alias,
+             "amount": {"asset": asset, "value": str(leg.amount)}} for leg in request.legs]
+    block = [{"accountAlias": request.block_alias,
+              "amount": {"asset": asset, "value": str(request.total)}}]
+    sources, destinations = (legs, block) if request.kind == WriteKind.BLOCK else (block, legs)
+    return {
+        "description": f"SISBAJUD {order.operation.value} {order.order_id} r{order.revision}",
+        "metadata": {"code": request.idempotency_key, "orderId": order.order_id,
+                     "orderRevision": order.revision, "operation": order.operation.value},
+        "send": {"asset": asset, "value": str(request.total),
+                 "source": {"from": sources}, "distribute": {"to": destinations}},
+    }
+
+
+def _classify(response: httpx.Response) -> WriteOutcome:
+    status, code = response.status_code, error_code(response)
+    if status == 201:
+        tx = response.json()
+        operations = tx.get("operations") or []
+        return WriteOutcome(
+            kind=WriteOutcomeKind.APPLIED, http_status=status, transaction_id=tx.get("id"),
+            amount=Decimal(str(tx.get("amount") or 0)),
+            replayed=response.headers.get("X-Idempotency-Replayed", "").lower() == "true",
+            overdraft_touched=any(op.get("balanceKey") == "overdraft"
+                                  or op.get("type") == "OVERDRAFT" for op in operations))
+    if status >= 500 or (status == 409 and code == "0084"):
+        # No proof either way: the next issue's monitoring reads the ledger again.
+        return WriteOutcome(kind=WriteOutcomeKind.INDETERMINATE, http_status=status, code=code,
+                            detail=response.text[:200])
+    return WriteOutcome(kind=WriteOutcomeKind.REJECTED, http_status=status, code=code,
+                        retry_with_new_plan=status == 422 and code in REPLAN_CODES,
+                        detail=response.text[:200])
+
+
+@contextlib.asynccontextmanager
+async def _heartbeating() -> AsyncIterator[None]:
+    """Heartbeat while the write is in flight, so a dead worker is noticed in seconds."""
+    if not activity.in_activity():
+        yield
+        return
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(HEARTBEAT_EVERY_SECONDS)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

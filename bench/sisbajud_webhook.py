@@ -1,0 +1,252 @@
+"""SISBAJUD executor: signed notices per second (durably recorded) beside an HMAC-only baseline,
+and orders executed end to end per second, with the processes `esteira dev` runs.
+
+Usage: .venv/bin/python bench/sisbajud_webhook.py [--notices 1000] [--concurrency 8]
+       [--orders 100] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import platform
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from contextlib import ExitStack
+from pathlib import Path
+
+import httpx
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from services.simulators.hub.sender import prepare_notice  # noqa: E402
+from services.webhook_gateway.app import WEBHOOK_PATH  # noqa: E402
+from services.webhook_gateway.signature import StandardWebhooksV1  # noqa: E402
+from tests.support.ports import free_ports  # noqa: E402
+
+ESTEIRA = [sys.executable, "-m", "services.cli"]
+INSTITUTION = "SIMBANK"
+DOCUMENT = "98765432100"
+
+
+def _baseline_app(secret: str) -> FastAPI:
+    """A FastAPI endpoint that reads the body, verifies the HMAC and answers 200."""
+    scheme = StandardWebhooksV1([secret])
+    app = FastAPI()
+
+    @app.post(WEBHOOK_PATH)
+    async def receive(request: Request) -> JSONResponse:
+        verdict = scheme.verify(request.headers, await request.body())
+        return JSONResponse({"ok": verdict.valid}, status_code=200 if verdict.valid else 401)
+
+    return app
+
+
+class Processes(ExitStack):
+    """Child processes stopped (SIGTERM, then SIGKILL) when the block ends."""
+
+    def start(self, name: str, argv: list[str], env: dict[str, str], log_dir: Path):
+        log = (log_dir / f"{name}.log").open("w")
+        process = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   cwd=log_dir)
+        self.callback(self._stop, process, log)
+        return process
+
+    @staticmethod
+    def _stop(process: subprocess.Popen, log) -> None:
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def _env(data_dir: Path, ports: dict[str, int], secret: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ESTEIRA_", "TEMPORAL_"))}
+    env.update({"PYTHONPATH": str(REPO), "ESTEIRA_DATA_DIR": str(data_dir),
+                "ESTEIRA_LOGGING__TO_FILE": "false", "ESTEIRA_LOGGING__LEVEL": "WARNING",
+                "ESTEIRA_SISBAJUD__HUB_WEBHOOK_SECRETS": json.dumps([secret]), **extra})
+    env.update({f"ESTEIRA_PORTS__{k.upper()}": str(v) for k, v in ports.items()})
+    return env
+
+
+def _wait_http(url: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise SystemExit(f"{url} did not come up")
+
+
+async def _blast(url: str, secret: str, count: int, concurrency: int,
+                 order_ids: list[str] | None = None) -> dict:
+    """POST `count` distinct signed notices, `concurrency` at a time; latency per request."""
+    notices = [prepare_notice(secret, order_ids[i] if order_ids else str(uuid.uuid4()), 1)
+               for i in range(count)]
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    queue: asyncio.Queue = asyncio.Queue()
+    for notice in notices:
+        queue.put_nowait(notice)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(limits=limits, timeout=30) as http:
+
+        async def sender() -> None:
+            while not queue.empty():
+                notice = queue.get_nowait()
+                started = time.perf_counter()
+                response = await http.post(url, content=notice.body, headers=notice.headers)
+                latencies.append(time.perf_counter() - started)
+                statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+
+        started = time.perf_counter()
+        await asyncio.gather(*(sender() for _ in range(concurrency)))
+        elapsed = time.perf_counter() - started
+    ordered = sorted(latencies)
+    return {"per_s": count / elapsed, "p50_ms": statistics.median(ordered) * 1000,
+            "p99_ms": ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))] * 1000,
+            "statuses": statuses}
+
+
+def bench_gateway(args, secret: str, work: Path) -> dict:
+    """The gateway (`esteira webhook`, SQLite store) beside the HMAC-only baseline."""
+    data = work / "gateway"
+    data.mkdir()
+    ports = dict(zip(("webhook", "api"), free_ports(2), strict=True))
+    env = _env(data / "data", ports, secret)
+    subprocess.run([*ESTEIRA, "migrate"], env=env, cwd=data, check=True, capture_output=True)
+    with Processes() as procs:
+        procs.start("webhook", [*ESTEIRA, "webhook"], env, data)
+        procs.start("baseline", [sys.executable, __file__, "--serve-baseline", str(ports["api"]),
+                                 "--secret", secret], env, data)
+        _wait_http(f"http://127.0.0.1:{ports['webhook']}/health")
+        _wait_http(f"http://127.0.0.1:{ports['api']}/docs")
+        results = {}
+        for name, port in (("baseline (HMAC only)", ports["api"]),
+                           ("gateway (HMAC + SQLite)", ports["webhook"])):
+            url = f"http://127.0.0.1:{port}{WEBHOOK_PATH}"
+            asyncio.run(_blast(url, secret, min(200, args.notices), args.concurrency))  # warm
+            results[name] = asyncio.run(_blast(url, secret, args.notices, args.concurrency))
+    return results
+
+
+def bench_orders(args, secret: str, work: Path) -> dict:
+    """Notices -> tick -> fetch -> plan -> block -> settle -> drain, on dev-default processes."""
+    data = work / "orders"
+    data.mkdir()
+    names = ("webhook", "midaz", "mensageria", "temporal", "temporal_ui", "api")
+    ports = dict(zip(names, free_ports(len(names)), strict=True))
+    env = _env(data / "data", ports, secret)
+    subprocess.run([*ESTEIRA, "migrate"], env=env, cwd=data, check=True, capture_output=True)
+    from services.dev.temporal_server import dev_server_args
+    from shared.settings import Settings
+
+    settings = Settings(data_dir=data / "data", ports={**ports, "grpc": free_ports(1)[0]})
+    with Processes() as procs:
+        procs.start("temporal", dev_server_args(settings), env, data)
+        procs.start("midaz", [*ESTEIRA, "simulator", "midaz", "--no-demo"], env, data)
+        procs.start("mensageria", [*ESTEIRA, "simulator", "mensageria", "--no-demo"], env, data)
+        procs.start("webhook", [*ESTEIRA, "webhook"], env, data)
+        procs.start("worker", [*ESTEIRA, "worker", "--domains", "sisbajud"], env, data)
+        midaz = f"http://127.0.0.1:{ports['midaz']}"
+        mensageria = f"http://127.0.0.1:{ports['mensageria']}"
+        for url in (midaz + "/_sim/config", mensageria + "/_sim/orders",
+                    f"http://127.0.0.1:{ports['webhook']}/health"):
+            _wait_http(url)
+        institution = settings.sisbajud.institutions[0]
+        ids = {"organizationId": institution.organization_id, "ledgerId": institution.ledger_id}
+        account = httpx.post(f"{midaz}/_sim/accounts", json={
+            **ids, "alias": "@bench", "available": "1000000000"}).json()["account"]
+        httpx.post(f"{midaz}/_sim/crm/instruments", json={
+            **ids, "document": DOCUMENT, "accountId": account["id"],
+            "bankingDetails": {"branch": "0001", "account": "1", "type": "CACC"}})
+        order_ids = [str(uuid.uuid4()) for _ in range(args.orders)]
+        httpx.post(f"{mensageria}/_sim/orders", json=[
+            {"orderId": o, "revision": 1, "operation": "BLOQUEIO", "institutionId": INSTITUTION,
+             "subject": {"document": DOCUMENT}, "amount": "1.00"} for o in order_ids])
+        return asyncio.run(_orders_end_to_end(args, secret, settings, ports, order_ids))
+
+
+async def _orders_end_to_end(args, secret, settings, ports, order_ids) -> dict:
+    from temporalio.client import ScheduleOverlapPolicy
+
+    from shared.contracts.sisbajud import tick_schedule_id
+    from shared.temporal import connect
+
+    client = None
+    for _ in range(100):
+        try:
+            client = await connect(settings)
+            await client.get_schedule_handle(tick_schedule_id()).describe()
+            break
+        except Exception:
+            await asyncio.sleep(0.3)
+    assert client is not None, "the worker never created the tick schedule"
+    schedule = client.get_schedule_handle(tick_schedule_id())
+    url = f"http://127.0.0.1:{ports['webhook']}{WEBHOOK_PATH}"
+    started = time.perf_counter()
+    sent = await _blast(url, secret, len(order_ids), args.concurrency, order_ids)
+    delivered = 0
+    async with httpx.AsyncClient(timeout=10) as http:
+        while delivered < len(order_ids) and time.perf_counter() - started < args.max_wait:
+            # Ticks every second instead of the default 30 s: the pipeline, not the wait.
+            await schedule.trigger(overlap=ScheduleOverlapPolicy.SKIP)
+            await asyncio.sleep(1.0)
+            body = (await http.get(f"http://127.0.0.1:{ports['mensageria']}/_sim/results")).json()
+            delivered = len(body["results"])
+    elapsed = time.perf_counter() - started
+    return {"orders": len(order_ids), "delivered": delivered, "seconds": elapsed,
+            "per_s": delivered / elapsed, "notices": sent["statuses"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--notices", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--orders", type=int, default=100)
+    parser.add_argument("--max-wait", type=float, default=60.0)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--serve-baseline", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--secret", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_baseline:
+        import uvicorn
+
+        uvicorn.run(_baseline_app(args.secret), host="127.0.0.1", port=args.serve_baseline,
+                    log_level="warning")
+        return
+    secret = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+    with tempfile.TemporaryDirectory(prefix="esteira-bench-") as tmp:
+        gateway = bench_gateway(args, secret, Path(tmp))
+        orders = bench_orders(args, secret, Path(tmp))
+    print(f"python {platform.python_version()}, {os.cpu_count()} cpu, "
+          f"{args.notices} notices at concurrency {args.concurrency}")
+    print(f"{'endpoint':<26}{'notices/s':>10}{'p50 ms':>9}{'p99 ms':>9}  statuses")
+    for name, row in gateway.items():
+        print(f"{name:<26}{row['per_s']:>10.0f}{row['p50_ms']:>9.1f}{row['p99_ms']:>9.1f}  "
+              f"{row['statuses']}")
+    print(f"orders end to end: {orders['delivered']}/{orders['orders']} results in "
+          f"{orders['seconds']:.1f}s = {orders['per_s']:.1f} orders/s "
+          f"(notice -> tick -> fetch -> block -> outbox -> Mensageria)")
+    if args.json:
+        args.json.write_text(json.dumps({"gateway": gateway, "orders": orders}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""Request bodies of the pickup API."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from shared.contracts.pickup import Kind
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NewSchool(_Body):
+    """A school; the arrival timeout defaults to `ESTEIRA_PICKUP__ARRIVAL_TIMEOUT_MINUTES`."""
+
+    name: str = Field(min_length=1, max_length=200)
+    arrival_timeout_minutes: float | None = Field(default=None, gt=0)
+    turnstile_url: str | None = Field(default=None, max_length=500)
+
+
+class NewStudent(_Body):
+    """A student, AT_SCHOOL at version 0."""
+
+    school_id: int
+    name: str = Field(min_length=1, max_length=200)
+
+
+class NewGuardian(_Body):
+    """A guardian."""
+
+    name: str = Field(min_length=1, max_length=200)
+    contact: str | None = Field(default=None, max_length=200)
+
+
+class NewLink(_Body):
+    """A student–guardian link; temporary ones need `valid_until`."""
+
+    student_id: int
+    guardian_id: int
+    kind: Kind
+    valid_from: AwareDatetime | None = None
+    valid_until: AwareDatetime | None = None
+
+
+class NewToken(_Body):
+    """An access token for the guardian app."""
+
+    ttl_hours: float | None = Field(default=None, gt=0)
+
+
+class NewAuthorizedPerson(_Body):
+    """Someone authorized to pick a student up."""
+
+    student_id: int
+    name: str = Field(min_length=1, max_length=200)
+    document: str | None = Field(default=None, max_length=64)
+    kind: Kind
+    valid_from: AwareDatetime | None = None
+    valid_until: AwareDatetime | None = None
+
+
+class NewEarlyRelease(_Body):
+    """A dated, single-use early release."""
+
+    student_id: int
+    valid_until: AwareDatetime
+    reason: str | None = Field(default=None, max_length=500)
+
+
+class Versioned(_Body):
+    """The version the caller saw; the change applies only if it is still current."""
+
+    version: int = Field(ge=0)
+
+
+class Arrivals(_Body):
+    """"I'm arriving" for some of the guardian's students."""
+
+    student_ids: list[int] = Field(min_length=1, max_length=50)
+
+
+class MonitorTarget(_Body):
+    """Where the controller should push its Monitor events (our public base URL)."""
+
+    public_base_url: str = Field(min_length=1)
+
+
+PersonDecision = Literal["approve", "request-adjustments", "revoke"]
+ReleaseDecision = Literal["approve", "request-adjustments", "use"]
+
+
+def iso(moment: datetime | None) -> str | None:
+    """ISO-8601 or None."""
+    return moment.isoformat() if moment else None

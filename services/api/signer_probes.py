@@ -1,0 +1,69 @@
+"""The signer's readiness checks: each input folder's watcher, each profile's certificate."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from activities.signer.health import check_profile
+from shared.db.signer_models import InputFolderState, SigningProfile
+from shared.readiness import Probe
+from shared.settings import Settings
+
+# Opening a PFX costs ~80 ms: a probe hammered by an orchestrator reuses a recent answer.
+PROFILE_CHECK_TTL_SECONDS = 30.0
+
+
+class SignerProbes:
+    """Builds the probes from the current folders and profiles on every evaluation."""
+
+    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self.settings = settings
+        self.sessions = sessions
+        self._profile_cache: dict[str, tuple[float, bool, str]] = {}
+
+    async def probes(self) -> list[Probe]:
+        """`input-folder:<name>` (gating) and `signing-profile:<name>` (not gating)."""
+        async with self.sessions() as session:
+            profiles = (await session.exec(select(SigningProfile))).all()
+            states = {s.name: s for s in (await session.exec(select(InputFolderState))).all()}
+        owners = {p.input_folder.lower(): p.name for p in profiles if p.input_folder}
+        probes = [
+            self._folder(folder.name, self.settings.input_folder_path(folder),
+                         owners.get(folder.name.lower()), states.get(folder.name))
+            for folder in self.settings.effective_inputs
+        ]
+        probes += [self._profile(p) for p in profiles if p.enabled]
+        return probes
+
+    def _folder(self, name: str, path: Path, owner: str | None,
+                state: InputFolderState | None) -> Probe:
+        async def run() -> tuple[bool, str]:
+            if owner is None:
+                # Nobody asked this instance to watch it: not broken, so not red.
+                return True, "unassigned: no profile chose this folder; its files wait"
+            if state is not None and state.status == "Stopped":
+                return False, f"watcher stopped: {state.last_error}"
+            if not path.is_dir():
+                return False, f"{path} does not exist or is not a folder"
+            if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
+                return False, f"{path} is not readable and writable by this process"
+            return True, f"{path} (profile {owner})"
+
+        return Probe(f"input-folder:{name}", run)
+
+    def _profile(self, profile: SigningProfile) -> Probe:
+        async def run() -> tuple[bool, str]:
+            cached = self._profile_cache.get(profile.name)
+            if cached and time.monotonic() - cached[0] < PROFILE_CHECK_TTL_SECONDS:
+                return cached[1], cached[2]
+            health = await check_profile(profile)
+            self._profile_cache[profile.name] = (time.monotonic(), health.ok, health.detail)
+            return health.ok, health.detail
+
+        return Probe(f"signing-profile:{profile.name}", run, gating=False)

@@ -1,0 +1,71 @@
+"""Fault plan for the Mensageria simulator: the next N calls to a route misbehave."""
+
+from __future__ import annotations
+
+import fnmatch
+import threading
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Fault(BaseModel):
+    """One rule posted to `/_sim/faults`.
+
+    - `status`: answer `status` (default 503; 401, 429, 5xx, any other 4xx) without doing
+      anything; `retry_after` adds a `Retry-After` header.
+    - `timeout`: hold the request `delay_s`, then 504.
+    - `accept_then_fail`: (results only) record the result, then answer `status` (default 500),
+      so the sender retries a result that was in fact received.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    route: str = Field("*", description="orders.get | results.post | glob")
+    kind: Literal["status", "timeout", "accept_then_fail"] = "status"
+    status: int | None = Field(None, ge=400, le=599)
+    count: int = Field(1, ge=1)
+    delay_s: float = Field(30.0, ge=0)
+    retry_after: int | None = Field(None, ge=0)
+
+    @model_validator(mode="after")
+    def _check(self) -> Fault:
+        if self.kind == "accept_then_fail" and not fnmatch.fnmatchcase("results.post", self.route):
+            raise ValueError("accept_then_fail applies only to results.post")
+        if self.status is None:
+            self.status = 500 if self.kind == "accept_then_fail" else 503
+        return self
+
+
+class FaultPlan:
+    """Pending rules, consumed first-match in insertion order."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rules: list[Fault] = []
+
+    def add(self, fault: Fault) -> None:
+        """Queue a rule."""
+        with self._lock:
+            self._rules.append(fault)
+
+    def take(self, route: str) -> Fault | None:
+        """Consume one use of the first rule matching `route`."""
+        with self._lock:
+            for rule in self._rules:
+                if fnmatch.fnmatchcase(route, rule.route):
+                    rule.count -= 1
+                    if rule.count == 0:
+                        self._rules.remove(rule)
+                    return rule.model_copy()
+        return None
+
+    def clear(self) -> None:
+        """Drop every rule."""
+        with self._lock:
+            self._rules.clear()
+
+    def describe(self) -> list[dict[str, object]]:
+        """Pending rules."""
+        with self._lock:
+            return [rule.model_dump() for rule in self._rules]

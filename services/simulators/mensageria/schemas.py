@@ -1,0 +1,56 @@
+"""Bodies of the SISBAJUD execution API as far as the seed fixes them."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ExecutionState(StrEnum):
+    """`executionState` values listed by the seed."""
+
+    ACCEPTED = "ACCEPTED"
+    EXECUTING = "EXECUTING"
+    MONITORING = "MONITORING"
+    RESOLVED = "RESOLVED"
+    INDETERMINATE = "INDETERMINATE"
+    AWAITING_RECONCILIATION = "AWAITING_RECONCILIATION"
+
+
+class Effect(StrEnum):
+    """`effect` values listed by the seed."""
+
+    NONE = "NONE"
+    FULL = "FULL"
+    PARTIAL = "PARTIAL"
+    INDETERMINATE = "INDETERMINATE"
+
+
+class ExecutionResult(BaseModel):
+    """A result sent by the executor; fields beyond the seed's two enums pass through."""
+
+    model_config = ConfigDict(extra="allow")
+
+    executionState: ExecutionState
+    effect: Effect
+    reasonCode: str | None = None
+
+
+class SeedOrder(BaseModel):
+    """An order as the simulator serves it. The real schema is not public, so every field
+    beyond `orderId` / `revision` is free-form and returned exactly as seeded."""
+
+    model_config = ConfigDict(extra="allow")
+
+    orderId: str = Field(min_length=1)
+    revision: int = Field(1, ge=1)
+
+
+class WithdrawIn(BaseModel):
+    """How a withdrawn order answers: 404 or 410."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal[404, 410] = 410

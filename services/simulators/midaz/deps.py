@@ -1,0 +1,87 @@
+"""Request dependencies: bearer auth, path checks and route-level faults."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.responses import JSONResponse
+
+from services.simulators.midaz.errors import MidazError
+from services.simulators.midaz.faults import Fault
+from services.simulators.midaz.model import Ledger
+from services.simulators.midaz.state import MidazState
+
+
+def sim(request: Request) -> MidazState:
+    """The simulator state attached to the app."""
+    return request.app.state.sim
+
+
+Sim = Annotated[MidazState, Depends(sim)]
+
+
+def require_token(request: Request, state: Sim) -> None:
+    """`Authorization: Bearer <token>`; 401 `0041` when absent, `0042` when not accepted."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise MidazError("0041")
+    tokens = state.config.tokens
+    if tokens is not None and token.strip() not in tokens:
+        raise MidazError("0042")
+
+
+def check_uuid(**params: str) -> None:
+    """400 `0065` for a path id that is not a UUID (Midaz validates ids first)."""
+    bad = [name for name, value in params.items() if not _is_uuid(value)]
+    if bad:
+        raise MidazError("0065", ", ".join(bad))
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+def ledger_of(organization_id: str, ledger_id: str, state: Sim) -> Ledger:
+    """The ledger named by the path."""
+    check_uuid(organization_id=organization_id, ledger_id=ledger_id)
+    with state.lock:
+        return state.ledger(organization_id, ledger_id)
+
+
+LedgerDep = Annotated[Ledger, Depends(ledger_of)]
+
+
+class GatewayTimeout(Exception):
+    """Raised after a `timeout` fault has held the request."""
+
+
+async def route_fault(request: Request, state: Sim) -> Fault | None:
+    """Consume the next fault for this route; apply `error` / `timeout` here."""
+    route = request.scope.get("route")
+    name = getattr(route, "name", "") or ""
+    with state.lock:
+        fault = state.faults.take(name)
+    if fault is None:
+        return None
+    if fault.kind == "timeout":
+        await asyncio.sleep(fault.delay_s)
+        raise GatewayTimeout()
+    if fault.kind == "error":
+        raise MidazError(fault.code or "0046", status=fault.status)
+    return fault
+
+
+RouteFault = Annotated[Fault | None, Depends(route_fault)]
+
+
+async def gateway_timeout(request: Request, exc: Exception) -> JSONResponse:
+    """What a proxy in front of Midaz answers once the upstream gave up."""
+    return JSONResponse({"message": "upstream request timeout"}, status_code=504)

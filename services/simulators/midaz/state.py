@@ -1,0 +1,221 @@
+"""The simulator's whole world: config, ledgers, accounts, balances, postings."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from services.simulators.midaz.errors import MidazError
+from services.simulators.midaz.faults import FaultPlan
+from services.simulators.midaz.idempotency import IdempotencyStore
+from services.simulators.midaz.model import (
+    Account,
+    Balance,
+    Ledger,
+    SimClock,
+    Transaction,
+    iso,
+    uuid7,
+)
+from services.simulators.midaz.schemas import CreateAccount
+
+
+@dataclass
+class SimConfig:
+    """Knobs settable at start-up and over `/_sim/config`."""
+
+    tokens: frozenset[str] | None = None  # None: any bearer token is accepted
+    lag_s: float = 0.0  # delay before metadata search and operations see a write
+    error_style: str = "v3"  # "v3" flat JSON, "v4" problem+json
+    window_months: int = 1  # MAX_PAGINATION_MONTH_DATE_RANGE
+
+
+@dataclass
+class MidazState:
+    """Everything the simulator holds; one re-entrant lock guards all of it."""
+
+    config: SimConfig
+    clock: SimClock = field(default_factory=SimClock)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    organizations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ledgers: dict[str, Ledger] = field(default_factory=dict)
+    accounts: dict[str, Account] = field(default_factory=dict)
+    balances: dict[str, Balance] = field(default_factory=dict)  # by account id
+    transactions: dict[str, Transaction] = field(default_factory=dict)
+    readable_at: dict[str, float] = field(default_factory=dict)  # tx id -> GET visibility
+    instruments: list[dict[str, Any]] = field(default_factory=list)  # CRM
+    faults: FaultPlan = field(default_factory=FaultPlan)
+    idempotency: IdempotencyStore = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.idempotency = IdempotencyStore(self.clock)
+
+    def reset(self, config: SimConfig) -> None:
+        """Forget everything and go back to `config`."""
+        with self.lock:
+            self.config = config
+            self.clock.offset = 0.0
+            for table in (
+                self.organizations,
+                self.ledgers,
+                self.accounts,
+                self.balances,
+                self.transactions,
+                self.readable_at,
+            ):
+                table.clear()
+            self.instruments.clear()
+            self.faults.clear()
+            self.idempotency.flush()
+
+    # --- organizations, ledgers, assets -------------------------------------------------
+
+    def add_organization(self, body: dict[str, Any], org_id: str | None = None) -> dict:
+        """Store an organization and return its JSON."""
+        now = iso(self.clock())
+        org = {
+            "id": org_id or uuid7(),
+            **body,
+            "createdAt": now,
+            "updatedAt": now,
+            "deletedAt": None,
+        }
+        org.setdefault("status", {"code": "ACTIVE", "description": None})
+        self.organizations[org["id"]] = org
+        return org
+
+    def ledger(self, org_id: str, ledger_id: str) -> Ledger:
+        """The ledger, or Midaz's 404 for the missing organization / ledger."""
+        if org_id not in self.organizations:
+            raise MidazError("0038", entity_type="Organization")
+        ledger = self.ledgers.get(ledger_id)
+        if ledger is None or ledger.organization_id != org_id:
+            raise MidazError("0037", entity_type="Ledger")
+        return ledger
+
+    def add_ledger(self, org_id: str, name: str, ledger_id: str | None = None) -> Ledger:
+        """Create a ledger under an existing organization."""
+        if org_id not in self.organizations:
+            raise MidazError("0038", entity_type="Organization")
+        ledger = Ledger(ledger_id or uuid7(), org_id, name, self.clock())
+        self.ledgers[ledger.id] = ledger
+        return ledger
+
+    def add_asset(self, ledger: Ledger, code: str) -> None:
+        """Register an asset and its `@external/<code>` account, as Midaz does."""
+        if code in ledger.assets:
+            raise MidazError("0003", status=409, entity_type="Asset")
+        ledger.assets.add(code)
+        external = self._new_account(
+            ledger, f"@external/{code}", "external", code, f"External {code}"
+        )
+        self.balances[external.id].direction = "debit"
+
+    # --- accounts and balances ----------------------------------------------------------
+
+    def _new_account(
+        self, ledger: Ledger, alias: str, type_: str, asset: str, name: str, **extra: Any
+    ) -> Account:
+        now = self.clock()
+        account = Account(
+            uuid7(), ledger.organization_id, ledger.id, alias, type_, asset, name, now, **extra
+        )
+        self.accounts[account.id] = account
+        self.balances[account.id] = Balance(uuid7(), account, now)
+        return account
+
+    def alias_taken(self, ledger: Ledger, alias: str) -> bool:
+        """Midaz's non-atomic `alias LIKE ?` check, where `_` matches any one character."""
+        pattern = re.compile("".join("." if c == "_" else re.escape(c) for c in alias))
+        return any(
+            a.ledger_id == ledger.id and pattern.fullmatch(a.alias) for a in self.accounts.values()
+        )
+
+    def add_account(self, ledger: Ledger, body: CreateAccount) -> Account:
+        """`POST …/accounts` rules: asset exists, type registered if validated, alias free."""
+        if body.assetCode not in ledger.assets:
+            raise MidazError("0034", entity_type="Account")
+        if (
+            ledger.validate_account_type
+            and body.type != "external"
+            and body.type not in ledger.account_types
+        ):
+            raise MidazError("0066", entity_type="Account")
+        if body.alias and "@external/" in body.alias:
+            raise MidazError("0047", fields={"alias": "must not contain @external/"})
+        if body.alias and self.alias_taken(ledger, body.alias):
+            raise MidazError("0020", body.alias, entity_type="Account")
+        account_id = uuid7()
+        extra = {
+            k: getattr(body, k)
+            for k in ("parentAccountId", "entityId", "portfolioId", "segmentId")
+            if getattr(body, k)
+        }
+        account = self._new_account(
+            ledger,
+            body.alias or account_id,
+            body.type,
+            body.assetCode,
+            body.name or f"{body.assetCode} {body.type} account",
+            status=(
+                body.status.model_dump() if body.status else {"code": "ACTIVE", "description": None}
+            ),
+            blocked=body.blocked,
+            holder_id=body.holderId,
+            metadata=body.metadata,
+            extra=extra,
+        )
+        return account
+
+    def account(self, ledger: Ledger, account_id: str) -> Account:
+        """An account by id (404 0052)."""
+        account = self.accounts.get(account_id)
+        if account is None or account.ledger_id != ledger.id:
+            raise MidazError("0052", entity_type="Account")
+        return account
+
+    def account_by_alias(self, ledger: Ledger, alias: str) -> Account | None:
+        """Exact, case-sensitive alias match (`WHERE alias = ?`)."""
+        return next(
+            (a for a in self.accounts.values() if a.ledger_id == ledger.id and a.alias == alias),
+            None,
+        )
+
+    def balance_lookup(self, ledger: Ledger) -> dict[str, Balance]:
+        """Default balances of the ledger keyed by alias."""
+        return {
+            b.account.alias: b for b in self.balances.values() if b.account.ledger_id == ledger.id
+        }
+
+    def set_balance(
+        self,
+        account: Account,
+        available: Decimal,
+        *,
+        allow_overdraft: bool,
+        overdraft_limit: Decimal | None,
+    ) -> Balance:
+        """Seed a balance directly (simulator shortcut, no transaction)."""
+        balance = self.balances[account.id]
+        balance.available = available
+        balance.allow_overdraft = allow_overdraft
+        balance.overdraft_limit = overdraft_limit
+        balance.updated_at = self.clock()
+        return balance
+
+    # --- transactions -------------------------------------------------------------------
+
+    def record(self, tx: Transaction, readable_at: float) -> None:
+        """Keep a posted transaction; GET by id sees it from `readable_at`."""
+        self.transactions[tx.id] = tx
+        self.readable_at[tx.id] = readable_at
+
+    def transaction(self, ledger: Ledger, tx_id: str) -> Transaction:
+        """A readable transaction by id (404 0007)."""
+        tx = self.transactions.get(tx_id)
+        if tx is None or tx.ledger_id != ledger.id or self.readable_at.get(tx_id, 0) > self.clock():
+            raise MidazError("0007", entity_type="Transaction")
+        return tx

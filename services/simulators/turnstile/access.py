@@ -1,0 +1,107 @@
+"""The device's identification decision: who is presenting, and may they pass now."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from services.simulators.turnstile.schema import WEEKDAY_FIELDS
+from services.simulators.turnstile.state import ObjectStore, Row
+
+NOT_IDENTIFIED = 3
+DENIED = 6
+GRANTED = 7
+GAVE_UP = 13
+BLOCK, ALLOW = 0, 1
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Outcome of one identification: an `access_logs.event` code and why."""
+
+    event: int
+    reason: str
+    user_id: int = 0
+    rule_id: int = 0
+
+
+def find_user(
+    store: ObjectStore,
+    *,
+    card_value: int | None = None,
+    qrcode: str | None = None,
+    registration: str | None = None,
+    user_id: int | None = None,
+) -> Row | None:
+    """The user a credential belongs to; a card or QR code must be on file to identify."""
+    users = store.rows["users"]
+    if card_value is not None:
+        card = next((c for c in store.rows["cards"].values() if c["value"] == card_value), None)
+        return users.get(card["user_id"]) if card else None
+    if qrcode is not None:
+        code = next((c for c in store.rows["qrcodes"].values() if c["value"] == qrcode), None)
+        return users.get(code["user_id"]) if code else None
+    if registration is not None:
+        return next((u for u in users.values() if u["registration"] == registration), None)
+    return users.get(user_id) if user_id is not None else None
+
+
+def _active(store: ObjectStore, rule_id: int, local: datetime) -> bool:
+    # A rule with no time zone never applies, as on the device: schedules are opt-out, not in.
+    zones = {
+        link["time_zone_id"]
+        for link in store.rows["access_rule_time_zones"].values()
+        if link["access_rule_id"] == rule_id
+    }
+    second = local.hour * 3600 + local.minute * 60 + local.second
+    day = WEEKDAY_FIELDS[local.weekday()]
+    return any(
+        span["time_zone_id"] in zones and span[day] and span["start"] <= second <= span["end"]
+        for span in store.rows["time_spans"].values()
+    )
+
+
+def _rules_for(store: ObjectStore, user_id: int) -> set[int]:
+    groups = {g["group_id"] for g in store.rows["user_groups"].values() if g["user_id"] == user_id}
+    direct = {
+        r["access_rule_id"]
+        for r in store.rows["user_access_rules"].values()
+        if r["user_id"] == user_id
+    }
+    via_group = {
+        r["access_rule_id"]
+        for r in store.rows["group_access_rules"].values()
+        if r["group_id"] in groups
+    }
+    return direct | via_group
+
+
+def decide(store: ObjectStore, user: Row | None, *, portal_id: int, at: int, tz: str) -> Decision:
+    """Grant or deny `user` at `portal_id` at Unix time `at` (device-local schedules in `tz`)."""
+    if user is None:
+        return Decision(NOT_IDENTIFIED, "credential not registered")
+    uid = user["id"]
+    if user["begin_time"] and at < user["begin_time"]:
+        return Decision(DENIED, "before begin_time", uid)
+    if user["end_time"] and at > user["end_time"]:
+        return Decision(DENIED, "after end_time", uid)
+    local = datetime.fromtimestamp(at, ZoneInfo(tz))
+    on_portal = {
+        p["access_rule_id"]
+        for p in store.rows["portal_access_rules"].values()
+        if p["portal_id"] == portal_id
+    }
+    rules = [
+        store.rows["access_rules"][rid]
+        for rid in sorted(_rules_for(store, uid) & on_portal)
+        if _active(store, rid, local)
+    ]
+    # Block rules are evaluated before allow rules.
+    for rule in rules:
+        if rule["type"] == BLOCK:
+            return Decision(DENIED, f"blocked by access rule {rule['id']}", uid, rule["id"])
+    for rule in rules:
+        if rule["type"] == ALLOW:
+            return Decision(GRANTED, f"allowed by access rule {rule['id']}", uid, rule["id"])
+    return Decision(DENIED, "no access rule allows this portal now", uid)

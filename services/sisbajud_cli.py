@@ -1,0 +1,95 @@
+"""`esteira webhook`, `esteira simulator midaz|mensageria`, `esteira hub send`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+from collections.abc import Callable
+
+from shared.logs import configure_logging
+from shared.settings import Settings
+
+# The demo order `esteira simulator mensageria` seeds (services/simulators/sisbajud_dev.py).
+DEMO_ORDER_ID = "0190a000-0000-7000-8000-00000000d001"
+EXIT_CONFIG = 2
+log = logging.getLogger("esteira")
+
+
+def _webhook(settings: Settings, args: argparse.Namespace) -> int:
+    from services.webhook_gateway.main import run_webhook
+    from services.webhook_gateway.secrets import MissingWebhookSecretError
+
+    configure_logging(settings, process="webhook")
+    try:
+        asyncio.run(run_webhook(settings))
+    except MissingWebhookSecretError as exc:
+        log.critical("%s", exc)
+        return EXIT_CONFIG
+    return 0
+
+
+def _simulator(settings: Settings, args: argparse.Namespace) -> int:
+    from services.simulators.sisbajud_dev import serve_mensageria, serve_midaz
+
+    configure_logging(settings, process=f"{args.name}-sim")
+    if args.name == "turnstile":
+        from services.simulators.turnstile.app import main as serve_turnstile
+
+        serve_turnstile(settings.host, settings.ports.turnstile)
+        return 0
+    serve = serve_midaz if args.name == "midaz" else serve_mensageria
+    asyncio.run(serve(settings, demo=not args.no_demo))
+    return 0
+
+
+def _hub(settings: Settings, args: argparse.Namespace) -> int:
+    from services.simulators.hub.sender import send_notice
+    from services.webhook_gateway.app import WEBHOOK_PATH
+    from services.webhook_gateway.secrets import MissingWebhookSecretError, resolve_secrets
+
+    configure_logging(settings, process="hub", to_file=False)
+    try:
+        secrets = args.secret or resolve_secrets(settings)
+    except MissingWebhookSecretError as exc:
+        log.critical("%s", exc)
+        return EXIT_CONFIG
+    url = args.url or f"http://{settings.host}:{settings.ports.webhook}{WEBHOOK_PATH}"
+    response = send_notice(url, secrets, args.order_id, args.revision, msg_id=args.msg_id,
+                           skew_s=args.skew_s)
+    print(response.status_code, response.text)
+    return 0 if response.is_success else 1
+
+
+def add_arguments(name: str, sub: argparse.ArgumentParser) -> None:
+    """Arguments of this module's commands."""
+    if name == "simulator":
+        sub.add_argument("name", choices=["midaz", "mensageria", "turnstile"])
+        sub.add_argument("--no-demo", action="store_true",
+                         help="start empty (no demo ledger data, no demo order)")
+    elif name == "hub":
+        sub.add_argument("action", choices=["send"])
+        sub.add_argument("--order-id", default=DEMO_ORDER_ID)
+        sub.add_argument("--revision", type=int, default=1)
+        sub.add_argument("--url", help="gateway URL (default: this host's webhook port)")
+        sub.add_argument("--secret", action="append",
+                         help="whsec_… (repeatable; default: the configured or generated one)")
+        sub.add_argument("--msg-id", help="webhook-id (stable across retries)")
+        sub.add_argument("--skew-s", type=int, default=0, help="shift webhook-timestamp")
+
+
+COMMANDS: dict[str, tuple[str, Callable[[Settings, argparse.Namespace], int]]] = {
+    "webhook": ("run the SISBAJUD webhook gateway (Streaming Hub notices)", _webhook),
+    "simulator": ("run the Midaz or Mensageria simulator", _simulator),
+    "hub": ("act as the Streaming Hub: sign and send an execution notice", _hub),
+}
+
+
+def banner_rows(settings: Settings) -> list[tuple[str, str]]:
+    """The SISBAJUD lines of the `esteira dev` banner."""
+    from services.webhook_gateway.app import WEBHOOK_PATH
+
+    sis = settings.sisbajud
+    return [("sisbajud webhook", f"http://{settings.host}:{settings.ports.webhook}{WEBHOOK_PATH}"),
+            ("sisbajud tick", f"every {sis.tick_every_seconds:g}s"),
+            ("sisbajud institutions", ", ".join(i.id for i in sis.institutions) or "none")]

@@ -1,0 +1,1 @@
+"""The watcher: one observer per input folder, turning stable files into jobs."""

@@ -1,0 +1,155 @@
+"""One input folder's observer: events (or polling), stability, enqueue, its failure limit."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from pathlib import Path
+
+import watchfiles
+
+from activities.signer.enqueue import Enqueuer, Outcome
+from activities.signer.ignore import ignored
+from activities.signer.repository import JobRepository
+from services.watcher.stability import StabilityTracker
+from services.watcher.state import FolderStateStore, FolderStatus
+from shared.contracts.signer import JobSource
+from shared.logs import props
+from shared.settings import InputFolderSettings
+
+log = logging.getLogger("esteira.watcher")
+TICK_SECONDS = 0.2
+
+
+class FolderWatcher:
+    """Watches one folder for the profile that owns it; stops itself after N failures."""
+
+    def __init__(self, folder: InputFolderSettings, path: Path, *, enqueuer: Enqueuer,
+                 repository: JobRepository, states: FolderStateStore, stability_seconds: float,
+                 poll_seconds: float, max_failures: int) -> None:
+        self.folder = folder
+        self.path = path
+        self.enqueuer = enqueuer
+        self.repository = repository
+        self.states = states
+        self.tracker = StabilityTracker(stability_seconds)
+        self.poll_seconds = poll_seconds
+        self.max_failures = max_failures
+        self.failures = 0
+        self.status = FolderStatus.STARTING
+        self._assigned = False
+
+    def offer(self, path: Path) -> None:
+        """Consider a file (from an event, an enumeration, or a path handed back)."""
+        if path.parent == self.path and not ignored(path.name, self.folder.ignore):
+            self.tracker.offer(path, time.monotonic())
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Follow the folder's profile binding and watch while assigned, until stopped."""
+        events: asyncio.Task[None] | None = None
+        try:
+            while not stop.is_set() and self.status is not FolderStatus.STOPPED:
+                assigned = await self._assigned_now()
+                if assigned and not self._assigned:
+                    self._assigned = True
+                    await self._set(FolderStatus.RUNNING)
+                    self._enumerate()
+                    events = asyncio.create_task(self._events(stop))
+                elif not assigned and self._assigned:
+                    self._assigned = False
+                    await _cancel(events)
+                    events = None
+                    log.warning("Folder %s has no profile: its files wait", self.folder.name)
+                if not assigned:
+                    await self._set(FolderStatus.UNASSIGNED)
+                await self._tick_for(self.poll_seconds, stop)
+        finally:
+            await _cancel(events)
+
+    async def _assigned_now(self) -> bool:
+        try:
+            return await self.repository.profile_for_folder(self.folder.name) is not None
+        except Exception as exc:
+            log.warning("Folder %s: could not read its profile: %s", self.folder.name, exc)
+            return self._assigned
+
+    def _enumerate(self) -> None:
+        try:
+            with os.scandir(self.path) as entries:
+                for entry in entries:
+                    if entry.is_file(follow_symlinks=False):
+                        self.offer(Path(entry.path))
+        except OSError as exc:
+            log.error("Folder %s can't be listed: %s", self.folder.name, exc)
+
+    async def _events(self, stop: asyncio.Event) -> None:
+        polling = self.folder.polling_interval_seconds
+        while not stop.is_set():
+            try:
+                async for changes in watchfiles.awatch(
+                        self.path, stop_event=stop, recursive=False, debounce=50, step=25,
+                        force_polling=polling is not None,
+                        poll_delay_ms=int((polling or 1) * 1000)):
+                    for change, raw in changes:
+                        if change is not watchfiles.Change.deleted:
+                            self.offer(Path(raw))
+            except Exception as exc:  # a vanished mount: count it, retry after a pause
+                await self._failed(f"watching {self.path} failed: {exc}")
+                await asyncio.sleep(self.poll_seconds)
+
+    async def _tick_for(self, seconds: float, stop: asyncio.Event) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not stop.is_set():
+            if self._assigned:
+                for path in self.tracker.ready(time.monotonic()):
+                    await self._enqueue(path)
+                    if self.status is FolderStatus.STOPPED:
+                        return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), TICK_SECONDS)
+
+    async def _enqueue(self, path: Path) -> None:
+        if path.is_symlink() or not path.is_file():
+            return
+        profile = await self.repository.profile_for_folder(self.folder.name)
+        if profile is None:
+            return
+        try:
+            result = await self.enqueuer.enqueue(path, source=JobSource.WATCHER, profile=profile,
+                                                 folder=self.folder.name)
+        except Exception as exc:
+            await self._failed(f"enqueue of {path.name} failed: {exc}")
+            return
+        if result.outcome is Outcome.REFUSED:
+            await self._failed(f"{path.name}: {result.message}")
+            return
+        # Success and AlreadyActive (a sibling got there first) both reset the counter.
+        self.failures = 0
+        if result.outcome is Outcome.SKIPPED:
+            log.debug("Not re-enqueued %s: %s", path, result.message)
+
+    async def _failed(self, reason: str) -> None:
+        self.failures += 1
+        log.warning("Folder %s: %s (%s/%s consecutive failures)", self.folder.name, reason,
+                    self.failures, self.max_failures,
+                    extra=props(Folder=self.folder.name, Failures=self.failures))
+        if self.failures >= self.max_failures:
+            log.critical("Folder %s watcher stopped after %s consecutive failures: %s",
+                         self.folder.name, self.failures, reason)
+            await self._set(FolderStatus.STOPPED, reason)
+        else:
+            await self.states.save(self.folder.name, self.status, reason, self.failures)
+
+    async def _set(self, status: FolderStatus, error: str | None = None) -> None:
+        self.status = status
+        await self.states.save(self.folder.name, status, error, self.failures)
+
+
+async def _cancel(task: asyncio.Task | None) -> None:
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -1,0 +1,1 @@
+"""Webhook gateway: verifies Streaming Hub deliveries before anything is stored."""

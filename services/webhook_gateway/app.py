@@ -1,0 +1,113 @@
+"""The webhook gateway: verify, record, answer exactly as the seed's table says."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+from starlette.requests import ClientDisconnect
+
+from services.webhook_gateway.body_limit import MAX_WEBHOOK_BODY, BodyTooLarge, read_request_body
+from services.webhook_gateway.notice import parse_notice
+from services.webhook_gateway.signature import SignatureScheme, Verdict
+from shared import metrics
+from shared.db.sisbajud_store import record_notice
+from shared.logs import props
+from shared.sisbajud_metrics import NOTICE_SECONDS, NOTICES
+
+WEBHOOK_PATH = "/webhooks/sisbajud"
+# The Hub retries a 503; a hint keeps it from hammering a store that is down.
+RETRY_AFTER_SECONDS = "5"
+log = logging.getLogger("esteira.webhook")
+
+
+@dataclass(frozen=True)
+class GatewayDeps:
+    """What the gateway needs: a signature scheme and the operational store."""
+
+    scheme: SignatureScheme
+    sessions: async_sessionmaker[AsyncSession]
+    max_body: int = MAX_WEBHOOK_BODY
+
+
+def create_app(deps: GatewayDeps) -> FastAPI:
+    """Build the gateway around its dependencies (no I/O happens here)."""
+    app = FastAPI(title="Esteira webhook gateway", docs_url=None, redoc_url=None,
+                  openapi_url=None)
+    app.state.deps = deps
+    app.add_api_route(WEBHOOK_PATH, receive, methods=["POST"])
+    app.add_api_route("/health", health, methods=["GET"])
+    app.add_api_route("/metrics", prometheus_metrics, methods=["GET"])
+    return app
+
+
+async def receive(request: Request) -> Response:
+    """One Streaming Hub delivery: 413, 401, 200 (parked / duplicate / accepted) or 503."""
+    started = time.perf_counter()
+    response = await _handle(request, request.app.state.deps)
+    NOTICES.labels(str(response.status_code)).inc()
+    NOTICE_SECONDS.observe(time.perf_counter() - started)
+    return response
+
+
+async def _handle(request: Request, deps: GatewayDeps) -> Response:
+    try:
+        body = await read_request_body(request, deps.max_body)
+    except BodyTooLarge:
+        log.warning("Refused a delivery larger than %s bytes", deps.max_body)
+        return _error(413, "notice.too-large", f"The body is larger than {deps.max_body} bytes.")
+    except ClientDisconnect:
+        return Response(status_code=400)
+    verdict = deps.scheme.verify(request.headers, body)
+    if not verdict.valid:
+        log.warning("Refused delivery %s: %s", verdict.message_id, verdict.detail,
+                    extra=props(WebhookId=verdict.message_id, Verdict=verdict.code))
+        return _error(401, verdict.code, "No signature on the delivery is valid.")
+    if verdict.skewed:
+        log.warning("Delivery %s is %ss off the clock, beyond EXECUTOR_HUB_WEBHOOK_MAX_SKEW_SEC; "
+                    "accepted", verdict.message_id, verdict.skew_s,
+                    extra=props(WebhookId=verdict.message_id, SkewSeconds=verdict.skew_s))
+    return await _record(deps, verdict, body)
+
+
+async def _record(deps: GatewayDeps, verdict: Verdict, body: bytes) -> Response:
+    notice = parse_notice(body)
+    assert verdict.message_id is not None
+    try:
+        async with deps.sessions() as session:
+            inserted = await record_notice(
+                session, webhook_id=verdict.message_id, order_id=notice.order_id,
+                revision=notice.revision, parked_reason=notice.unusable, body=body,
+                skew_s=verdict.skew_s, skewed=verdict.skewed, secret_index=verdict.secret_index)
+    except (SQLAlchemyError, OSError) as exc:
+        log.error("Could not record delivery %s: %s", verdict.message_id, exc,
+                  extra=props(WebhookId=verdict.message_id))
+        return _error(503, "store.unavailable", "The delivery could not be recorded; retry.",
+                      {"Retry-After": RETRY_AFTER_SECONDS})
+    status = "parked" if notice.unusable else "accepted" if inserted else "duplicate"
+    log.info("Delivery %s %s (order %s revision %s)", verdict.message_id, status,
+             notice.order_id, notice.revision,
+             extra=props(WebhookId=verdict.message_id, OrderId=notice.order_id,
+                         Revision=notice.revision, Status=status))
+    return JSONResponse({"status": status, "webhookId": verdict.message_id})
+
+
+def _error(status: int, code: str, message: str,
+           headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"code": code, "message": message}, status_code=status, headers=headers)
+
+
+async def health() -> dict[str, str]:
+    """Liveness of the gateway process."""
+    return {"status": "Healthy"}
+
+
+async def prometheus_metrics() -> Response:
+    """Prometheus exposition (under `esteira dev`, every process's metrics)."""
+    return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)

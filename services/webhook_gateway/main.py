@@ -1,0 +1,34 @@
+"""Run the webhook gateway until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import logging
+
+import uvicorn
+
+from services.webhook_gateway.app import WEBHOOK_PATH, GatewayDeps, create_app
+from services.webhook_gateway.secrets import resolve_secrets
+from services.webhook_gateway.signature import StandardWebhooksV1
+from shared.db.engine import create_engine, session_factory
+from shared.instances import registered_instance
+from shared.settings import Settings
+
+log = logging.getLogger("esteira.webhook")
+
+
+async def run_webhook(settings: Settings) -> None:
+    """Serve the gateway on `ESTEIRA_PORTS__WEBHOOK` (uvicorn handles the signals)."""
+    scheme = StandardWebhooksV1(resolve_secrets(settings, generate=True),
+                                max_skew_s=settings.sisbajud.hub_webhook_max_skew_seconds)
+    engine = create_engine(settings.sqlalchemy_url)
+    sessions = session_factory(engine)
+    try:
+        config = uvicorn.Config(create_app(GatewayDeps(scheme, sessions)), host=settings.host,
+                                port=settings.ports.webhook, log_config=None, access_log=False,
+                                timeout_graceful_shutdown=10)
+        async with registered_instance(sessions, "webhook"):
+            log.info("Webhook gateway listening on http://%s:%s%s", settings.host,
+                     settings.ports.webhook, WEBHOOK_PATH)
+            await uvicorn.Server(config).serve()
+    finally:
+        await engine.dispose()

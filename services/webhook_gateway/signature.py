@@ -1,0 +1,131 @@
+"""Webhook signature schemes behind one interface; Standard Webhooks v1 is the first."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+SECRET_PREFIX = "whsec_"
+DEFAULT_MAX_SKEW_S = 300
+
+
+class VerdictCode(StrEnum):
+    """Why a delivery was accepted or refused; stable values for logs and metrics."""
+
+    OK = "signature.ok"
+    MISSING_HEADER = "signature.missing-header"
+    MALFORMED_TIMESTAMP = "signature.malformed-timestamp"
+    NO_MATCH = "signature.no-match"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of a verification; skew is reported, never a refusal by itself."""
+
+    valid: bool
+    code: VerdictCode
+    message_id: str | None = None
+    timestamp: int | None = None
+    skew_s: int | None = None  # receiver clock minus webhook-timestamp
+    skewed: bool = False  # |skew_s| beyond the configured maximum: accept and warn
+    secret_index: int | None = None  # which configured secret matched (rotation visibility)
+    detail: str = ""
+
+
+class SignatureScheme(Protocol):
+    """A way of proving a delivery came from the sender."""
+
+    def verify(self, headers: Mapping[str, str], body: bytes) -> Verdict:
+        """Check `body` (raw bytes as received) against the delivery's headers."""
+        ...
+
+
+def parse_secret(secret: str) -> bytes:
+    """Key bytes of a `whsec_<base64>` secret; the prefix is optional, as in the spec's libs."""
+    try:
+        key = base64.b64decode(secret.removeprefix(SECRET_PREFIX), validate=True)
+    except binascii.Error as exc:
+        raise ValueError("webhook secret is not valid base64") from exc
+    if not key:
+        raise ValueError("webhook secret is empty")
+    return key
+
+
+class StandardWebhooksV1:
+    """`webhook-id` / `webhook-timestamp` / `webhook-signature: v1,<b64> …`, several secrets."""
+
+    def __init__(
+        self,
+        secrets: Sequence[str],
+        *,
+        max_skew_s: int = DEFAULT_MAX_SKEW_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not secrets:
+            raise ValueError("at least one webhook secret is required")
+        self._keys = [parse_secret(s) for s in secrets]
+        self._max_skew_s = max_skew_s
+        self._clock = clock
+
+    def verify(self, headers: Mapping[str, str], body: bytes) -> Verdict:
+        """Valid when any `v1` entry matches any configured secret."""
+        lower = {k.lower(): v for k, v in headers.items()}
+        msg_id = lower.get("webhook-id")
+        raw_ts = lower.get("webhook-timestamp")
+        signatures = lower.get("webhook-signature")
+        missing = [
+            name
+            for name, value in (
+                ("webhook-id", msg_id),
+                ("webhook-timestamp", raw_ts),
+                ("webhook-signature", signatures),
+            )
+            if not value
+        ]
+        if missing:
+            return Verdict(
+                False, VerdictCode.MISSING_HEADER, msg_id, detail="missing " + ", ".join(missing)
+            )
+        assert msg_id is not None and raw_ts is not None and signatures is not None
+        try:
+            ts = int(raw_ts)
+        except ValueError:
+            return Verdict(
+                False,
+                VerdictCode.MALFORMED_TIMESTAMP,
+                msg_id,
+                detail="webhook-timestamp is not an integer",
+            )
+        skew = int(self._clock()) - ts
+        skewed = abs(skew) > self._max_skew_s
+        index = self._match(msg_id, ts, body, signatures)
+        if index is None:
+            return Verdict(
+                False,
+                VerdictCode.NO_MATCH,
+                msg_id,
+                ts,
+                skew,
+                skewed,
+                detail="no v1 signature matches a configured secret",
+            )
+        return Verdict(True, VerdictCode.OK, msg_id, ts, skew, skewed, index)
+
+    def _match(self, msg_id: str, ts: int, body: bytes, header: str) -> int | None:
+        candidates = [
+            entry.split(",", 1)[1].encode() for entry in header.split() if entry.startswith("v1,")
+        ]
+        content = f"{msg_id}.{ts}.".encode() + body
+        for index, key in enumerate(self._keys):
+            expected = base64.b64encode(hmac.new(key, content, hashlib.sha256).digest())
+            # compare_digest keeps the comparison time independent of where bytes differ.
+            if any(hmac.compare_digest(expected, candidate) for candidate in candidates):
+                return index
+        return None

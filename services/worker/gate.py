@@ -1,0 +1,82 @@
+"""The pause gate: a worker that polls only while the durable pause row says running."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+from temporalio.worker import Worker
+
+from shared.db.pipeline import read_pipeline_state
+from shared.metrics_signer import PIPELINE_PAUSED
+
+log = logging.getLogger("esteira.worker.gate")
+
+
+class PauseGatedWorker:
+    """Starts the worker when the pipeline runs, shuts it down (draining) when it pauses.
+
+    A paused queue has no poller at all, so thousands of waiting jobs cost no CPU; activities
+    already running finish, because shutdown waits for them.
+    """
+
+    def __init__(self, make_worker: Callable[[], Worker],
+                 sessions: async_sessionmaker[AsyncSession], poll_seconds: float) -> None:
+        self._make_worker = make_worker
+        self._sessions = sessions
+        self._poll_seconds = poll_seconds
+        self._worker: Worker | None = None
+        self._running: asyncio.Task[None] | None = None
+
+    @property
+    def polling(self) -> bool:
+        """Whether the worker is currently polling for signing work."""
+        return self._worker is not None
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Follow the pause row until `stop` is set, then drain."""
+        try:
+            while not stop.is_set():
+                await self._follow(await self._paused())
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self._poll_seconds)
+        finally:
+            await self._stop_worker()
+
+    async def _paused(self) -> bool:
+        try:
+            async with self._sessions() as session:
+                paused = (await read_pipeline_state(session)).paused
+        except Exception as exc:
+            # The store can't tell us: keep doing whatever we were doing.
+            log.warning("Could not read the pause state: %s", exc)
+            return self._worker is None
+        PIPELINE_PAUSED.set(1 if paused else 0)
+        return paused
+
+    async def _follow(self, paused: bool) -> None:
+        if self._running is not None and self._running.done():
+            error = self._running.exception()
+            log.error("Signing worker stopped unexpectedly: %r; restarting", error)
+            self._worker = self._running = None
+        if paused and self._worker is not None:
+            log.info("Pipeline paused: no new claims; in-flight jobs finish")
+            await self._stop_worker()
+        elif not paused and self._worker is None:
+            self._worker = self._make_worker()
+            self._running = asyncio.create_task(self._worker.run())
+            log.info("Pipeline running: claiming jobs")
+
+    async def _stop_worker(self) -> None:
+        if self._worker is None:
+            return
+        worker, running = self._worker, self._running
+        self._worker = self._running = None
+        await worker.shutdown()
+        if running is not None:
+            with contextlib.suppress(Exception):
+                await running

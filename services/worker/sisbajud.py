@@ -1,0 +1,35 @@
+"""The SISBAJUD executor's worker: order and tick workflows, their activities, the schedule."""
+
+from __future__ import annotations
+
+import httpx
+from temporalio.client import Client
+
+from activities.sisbajud.setup import (
+    activities,
+    check_credentials,
+    claim_institutions,
+    ensure_tick_schedule,
+)
+from services.worker.domains import DomainWorker, WorkerDeps
+from shared.temporal import connect
+from workflows.sisbajud.order import SisbajudOrderWorkflow
+from workflows.sisbajud.tick import SisbajudTickWorkflow
+
+
+async def build_sisbajud(deps: WorkerDeps) -> list[DomainWorker]:
+    """Open the HTTP and Temporal clients, claim institutions, ensure the tick schedule."""
+    settings = deps.settings
+    check_credentials(settings)
+    http = await deps.resources.enter_async_context(
+        httpx.AsyncClient(timeout=settings.sisbajud.http_timeout_seconds))
+    client = await connect(settings)
+    await claim_institutions(deps.sessions, settings)
+    await ensure_tick_schedule(client, settings)
+
+    async def temporal() -> Client:
+        return client
+
+    return [DomainWorker(settings.sisbajud.task_queue,
+                         workflows=[SisbajudOrderWorkflow, SisbajudTickWorkflow],
+                         activities=activities(settings, deps.sessions, http, temporal))]

@@ -1,0 +1,119 @@
+"""Tables of the signer: profiles, jobs, job history, input folder state."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, DateTime, ForeignKey, Index, String, text
+from sqlmodel import Field, SQLModel
+
+from shared.db.models import utcnow
+
+ACTIVE_STATUS_SQL = "('Queued','Processing','Verifying','AwaitingApproval','AwaitingSigner')"
+
+
+def _ts(nullable: bool = True, **kwargs: Any) -> Any:
+    if nullable:
+        return Field(default=None, sa_column=Column(DateTime(timezone=True), nullable=True,
+                                                     **kwargs))
+    return Field(default_factory=utcnow, sa_column=Column(DateTime(timezone=True),
+                                                          nullable=False, **kwargs))
+
+
+class SigningProfile(SQLModel, table=True):
+    """A signing profile: certificate, format, checks, encryption, and the folder it owns."""
+
+    __tablename__ = "signing_profiles"
+
+    name: str = Field(primary_key=True, max_length=100)
+    format: str = Field(default="auto", max_length=16)
+    cert_source: str = Field(default="pfx", max_length=16)
+    pfx_path: str | None = None
+    pfx_password_env: str | None = Field(default=None, max_length=200)
+    pfx_password_file: str | None = None
+    pkcs11_module: str | None = None
+    pkcs11_token_label: str | None = Field(default=None, max_length=200)
+    pkcs11_thumbprint: str | None = Field(default=None, max_length=64)
+    pkcs11_pin_env: str | None = Field(default=None, max_length=200)
+    trust_roots: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    verify: bool = True
+    validate_certificate: bool = True
+    policy: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    encrypt: bool = False
+    enabled: bool = True
+    # One folder per profile, one profile per folder: the unique index is the arbiter.
+    input_folder: str | None = Field(
+        default=None, sa_column=Column(String(100), nullable=True, unique=True))
+    is_dev: bool = False
+    created_at: datetime = _ts(nullable=False)
+    updated_at: datetime = _ts(nullable=False)
+    version: int = 0
+
+
+class Job(SQLModel, table=True):
+    """One file (or document) to sign, from Queued to a terminal state."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        # Exactly one active job per original path: the loser of a race gets AlreadyActive.
+        Index("ux_jobs_active_original_path", text("lower(original_path)"), unique=True,
+              sqlite_where=text(f"status IN {ACTIVE_STATUS_SQL}"),
+              postgresql_where=text(f"status IN {ACTIVE_STATUS_SQL}")),
+        Index("ix_jobs_file_name_lower", text("lower(file_name)"), "status"),
+        Index("ix_jobs_status_created", "status", "created_at"),
+        Index("ix_jobs_created", "created_at", "id"),
+        Index("ix_jobs_unstarted", "status", "workflow_started_at"),
+    )
+
+    id: str = Field(primary_key=True, max_length=36)
+    file_name: str = Field(max_length=500)
+    original_path: str
+    folder: str | None = Field(default=None, max_length=100)
+    source: str = Field(max_length=16)
+    profile_name: str | None = Field(default=None, max_length=100)
+    format: str = Field(max_length=16)
+    status: str = Field(max_length=32)
+    error_code: str | None = Field(default=None, max_length=100)
+    error_message: str | None = None
+    parent_job_id: str | None = Field(
+        default=None, sa_column=Column(String(36), ForeignKey("jobs.id"), nullable=True))
+    input_size: int | None = None
+    input_sha256: str | None = Field(default=None, max_length=64)
+    output_path: str | None = None
+    instance_id: str | None = Field(default=None, max_length=200)
+    created_at: datetime = _ts(nullable=False)
+    started_at: datetime | None = _ts()
+    workflow_started_at: datetime | None = _ts()
+    signing_started_at: datetime | None = _ts()
+    completed_at: datetime | None = _ts()
+    updated_at: datetime = _ts(nullable=False)
+    version: int = 0
+
+
+class JobHistory(SQLModel, table=True):
+    """One state transition (or notable step) of a job."""
+
+    __tablename__ = "job_history"
+
+    id: int | None = Field(default=None, primary_key=True)
+    job_id: str = Field(sa_column=Column(String(36), ForeignKey("jobs.id", ondelete="CASCADE"),
+                                         nullable=False, index=True))
+    at: datetime = _ts(nullable=False)
+    from_status: str | None = Field(default=None, max_length=32)
+    to_status: str | None = Field(default=None, max_length=32)
+    code: str | None = Field(default=None, max_length=100)
+    message: str
+
+
+class InputFolderState(SQLModel, table=True):
+    """What the watcher of a folder is doing: Running, Stopped (with why) or Unassigned."""
+
+    __tablename__ = "input_folder_state"
+
+    name: str = Field(primary_key=True, max_length=100)
+    status: str = Field(max_length=16)
+    last_error: str | None = None
+    consecutive_failures: int = 0
+    last_scan_at: datetime | None = _ts()
+    updated_at: datetime = _ts(nullable=False)

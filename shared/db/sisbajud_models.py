@@ -1,0 +1,156 @@
+"""Tables of the SISBAJUD executor: notices, orders, ledger writes, outbox, alarms."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from shared.db.models import utcnow
+
+
+def _ts(nullable: bool = True, **kwargs: Any) -> Any:
+    if nullable:
+        return Field(default=None, sa_column=Column(DateTime(timezone=True), nullable=True,
+                                                     **kwargs))
+    return Field(default_factory=utcnow, sa_column=Column(DateTime(timezone=True),
+                                                          nullable=False, **kwargs))
+
+
+def _json() -> Any:
+    return Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class SisbajudNotice(SQLModel, table=True):
+    """One signed delivery from the Streaming Hub, recorded before the gateway answers."""
+
+    __tablename__ = "sisbajud_notices"
+    __table_args__ = (Index("ix_sisbajud_notices_state_id", "state", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    # Stable across the Hub's retries: a redelivery is recorded once.
+    webhook_id: str = Field(max_length=200, unique=True)
+    received_at: datetime = _ts(nullable=False)
+    order_id: str | None = Field(default=None, max_length=100, index=True)
+    revision: int | None = None
+    state: str = Field(max_length=16)  # ACCEPTED | INGESTED | DUPLICATE | PARKED
+    reason: str | None = None
+    body: str | None = None  # kept only for parked deliveries (truncated)
+    skew_s: int | None = None
+    skewed: bool = False
+    secret_index: int | None = None
+    ingested_at: datetime | None = _ts()
+
+
+class SisbajudOrder(SQLModel, table=True):
+    """The operator's view of an order: latest revision begun and where it stands."""
+
+    __tablename__ = "sisbajud_orders"
+
+    order_id: str = Field(primary_key=True, max_length=100)
+    revision: int = 0
+    run_id: str | None = Field(default=None, max_length=100)
+    operation: str | None = Field(default=None, max_length=32)
+    institution_id: str | None = Field(default=None, max_length=100)
+    parent_order_id: str | None = Field(default=None, max_length=100, index=True)
+    document: str | None = Field(default=None, max_length=32)
+    requested_amount: str | None = Field(default=None, max_length=40)
+    executed_amount: str | None = Field(default=None, max_length=40)
+    state: str = Field(max_length=32, index=True)
+    execution_state: str | None = Field(default=None, max_length=32)
+    effect: str | None = Field(default=None, max_length=16)
+    reason_code: str | None = Field(default=None, max_length=32)
+    transaction_id: str | None = Field(default=None, max_length=64)
+    deadline: datetime | None = _ts()
+    detail: str | None = None
+    created_at: datetime = _ts(nullable=False)
+    updated_at: datetime = _ts(nullable=False)
+
+
+class SisbajudWrite(SQLModel, table=True):
+    """A ledger write this executor registered before sending (`metadata.code` = key)."""
+
+    __tablename__ = "sisbajud_writes"
+
+    idempotency_key: str = Field(primary_key=True, max_length=140)
+    order_id: str = Field(max_length=100, index=True)
+    revision: int
+    kind: str = Field(max_length=16)  # block | unblock
+    institution_id: str = Field(max_length=100)
+    block_alias: str = Field(max_length=100)
+    parent_order_id: str | None = Field(default=None, max_length=100, index=True)
+    total: str = Field(max_length=40)
+    legs: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON,
+                                                                             nullable=False))
+    state: str = Field(max_length=16)  # PENDING | APPLIED | REJECTED | INDETERMINATE
+    transaction_id: str | None = Field(default=None, max_length=64)
+    applied_amount: str | None = Field(default=None, max_length=40)
+    replayed: bool = False
+    attempts: int = 0
+    last_status: int | None = None
+    last_code: str | None = Field(default=None, max_length=16)
+    created_at: datetime = _ts(nullable=False)
+    updated_at: datetime = _ts(nullable=False)
+
+
+class SisbajudOutbox(SQLModel, table=True):
+    """A result waiting to be (or already) sent to the Mensageria, with its key."""
+
+    __tablename__ = "sisbajud_outbox"
+    __table_args__ = (Index("ix_sisbajud_outbox_state_due", "state", "next_attempt_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    idempotency_key: str = Field(max_length=160, unique=True)
+    order_id: str = Field(max_length=100, index=True)
+    revision: int
+    payload: dict[str, Any] = _json()
+    state: str = Field(max_length=16)  # PENDING | SENT | PARKED
+    attempts: int = 0
+    created_at: datetime = _ts(nullable=False)
+    next_attempt_at: datetime = _ts(nullable=False)
+    sent_at: datetime | None = _ts()
+    last_status: int | None = None
+    last_error: str | None = None
+
+
+class SisbajudInstitution(SQLModel, table=True):
+    """Who owns an institution: the M2M subject of the executor that created it."""
+
+    __tablename__ = "sisbajud_institutions"
+
+    institution_id: str = Field(primary_key=True, max_length=100)
+    owner_subject: str = Field(max_length=200)
+    created_at: datetime = _ts(nullable=False)
+
+
+class SisbajudAlarm(SQLModel, table=True):
+    """Something an operator must look at (parked delivery, foreign owner, …)."""
+
+    __tablename__ = "sisbajud_alarms"
+
+    id: int | None = Field(default=None, primary_key=True)
+    at: datetime = _ts(nullable=False, index=True)
+    code: str = Field(max_length=64, index=True)
+    order_id: str | None = Field(default=None, max_length=100)
+    webhook_id: str | None = Field(default=None, max_length=200)
+    message: str
+    details: dict[str, Any] = _json()
+
+
+class SisbajudHumanDecision(SQLModel, table=True):
+    """An order handed to a person; `disposition` is filled by whoever decides."""
+
+    __tablename__ = "sisbajud_human_decisions"
+    __table_args__ = (UniqueConstraint("order_id", "revision", "reason",
+                                       name="ux_sisbajud_human_decisions_order_reason"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    order_id: str = Field(max_length=100, index=True)
+    revision: int
+    reason: str = Field(max_length=64)
+    disposition: str | None = Field(default=None, max_length=64)
+    detail: str | None = None
+    created_at: datetime = _ts(nullable=False)
+    resolved_at: datetime | None = _ts()

@@ -1,0 +1,51 @@
+"""`esteira.v1.PickupService` over a real gRPC channel, behind the API key interceptor."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import grpc
+import pytest
+
+from services.grpc_server.auth import ApiKeyInterceptor
+from services.grpc_server.gen.esteira.v1 import pickup_pb2, pickup_pb2_grpc
+from services.grpc_server.pickup import PickupServicer
+from shared.db.models import utcnow
+from tests.support.pickup import API_KEY, RecordingKicker
+
+
+async def test_board_confirm_and_ledger_summary(pickup_api):
+    seed = pickup_api.seed
+    school = await seed.school()
+    student = await seed.ready_student(school, at=utcnow() - timedelta(minutes=1))
+    kicker = RecordingKicker()
+    server = grpc.aio.server(interceptors=[ApiKeyInterceptor(API_KEY)])
+    pickup_pb2_grpc.add_PickupServiceServicer_to_server(PickupServicer(seed.sessions, kicker),
+                                                        server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    key = [("x-api-key", API_KEY)]
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pickup_pb2_grpc.PickupServiceStub(channel)
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await stub.GetBoard(pickup_pb2.GetBoardRequest(school_id=school.id))
+            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+            board = await stub.GetBoard(pickup_pb2.GetBoardRequest(school_id=school.id),
+                                        metadata=key)
+            assert [(s.state, s.version) for s in board.students] == [("READY", 2)]
+            with pytest.raises(grpc.aio.AioRpcError) as stale:
+                await stub.ConfirmPickup(pickup_pb2.ConfirmPickupRequest(
+                    student_id=student.id, version=1), metadata=key)
+            assert stale.value.code() == grpc.StatusCode.ABORTED
+            assert "pickup.version-conflict" in stale.value.details()
+            done = await stub.ConfirmPickup(pickup_pb2.ConfirmPickupRequest(
+                student_id=student.id, version=2), metadata=key)
+            assert (done.state, done.version) == ("PICKED_UP", 3)
+            summary = await stub.GetLedgerSummary(pickup_pb2.GetLedgerSummaryRequest(),
+                                                  metadata=key)
+            assert (summary.pending, summary.failed) == (2, 0)
+    finally:
+        await server.stop(0)
+    assert kicker.controllers == [school.id]

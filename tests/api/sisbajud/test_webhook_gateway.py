@@ -1,0 +1,176 @@
+"""Each row of the seed's webhook table, against a real store on both backends."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import httpx
+from sqlmodel import select
+
+from services.simulators.hub.notice import build_notice, encode
+from services.simulators.hub.sender import prepare_notice
+from services.webhook_gateway.app import WEBHOOK_PATH
+from services.webhook_gateway.body_limit import MAX_WEBHOOK_BODY
+from shared.db.engine import create_engine, session_factory
+from shared.db.models import OperationalEvent
+from shared.db.sisbajud_models import SisbajudAlarm, SisbajudNotice
+from tests.api.sisbajud.conftest import MAX_SKEW_S, OLD_SECRET, SECRET, gateway_client
+
+ORDER = "0190a1b2-c3d4-7e5f-8071-8293a4b5c6d7"
+
+
+async def _post(gateway: httpx.AsyncClient, secret=SECRET, **options) -> httpx.Response:
+    notice = prepare_notice(secret, options.pop("order_id", ORDER), options.pop("revision", 1),
+                            **options)
+    return await gateway.post(WEBHOOK_PATH, content=notice.body, headers=notice.headers)
+
+
+async def _stored(sessions) -> tuple[list[SisbajudNotice], list[SisbajudAlarm]]:
+    async with sessions() as session:
+        notices = (await session.exec(select(SisbajudNotice))).all()
+        alarms = (await session.exec(select(SisbajudAlarm))).all()
+    return list(notices), list(alarms)
+
+
+def _padded(size: int) -> bytes:
+    """A usable notice whose encoded body is exactly `size` bytes."""
+    bare = encode(build_notice(ORDER, 1, extra={"pad": ""}))
+    body = encode(build_notice(ORDER, 1, extra={"pad": "x" * (size - len(bare))}))
+    assert len(body) == size
+    return body
+
+
+async def test_accepted_notice_is_recorded_before_the_200(gateway, sessions):
+    response = await _post(gateway, msg_id="msg_accept", revision=3)
+    assert response.status_code == 200 and response.json()["status"] == "accepted"
+    (notice,), alarms = await _stored(sessions)
+    assert (notice.webhook_id, notice.order_id, notice.revision) == ("msg_accept", ORDER, 3)
+    assert notice.state == "ACCEPTED" and notice.secret_index == 0 and not alarms
+
+
+async def test_a_redelivery_with_the_same_webhook_id_is_recorded_once(gateway, sessions):
+    first = await _post(gateway, msg_id="msg_twice")
+    second = await _post(gateway, msg_id="msg_twice")
+    assert first.json()["status"] == "accepted"
+    assert second.status_code == 200 and second.json()["status"] == "duplicate"
+    notices, _ = await _stored(sessions)
+    assert len(notices) == 1
+
+
+async def test_a_body_of_exactly_1_mib_is_accepted(gateway, sessions):
+    response = await _post(gateway, body=_padded(MAX_WEBHOOK_BODY), msg_id="msg_1mib")
+    assert response.status_code == 200 and response.json()["status"] == "accepted"
+
+
+async def test_a_body_of_1_mib_plus_one_byte_is_413_and_nothing_is_written(gateway, sessions):
+    response = await _post(gateway, body=_padded(MAX_WEBHOOK_BODY + 1))
+    assert response.status_code == 413
+    assert await _stored(sessions) == ([], [])
+
+
+async def test_an_oversized_stream_without_length_is_refused_while_streaming(gateway, sessions):
+    notice = prepare_notice(SECRET, ORDER, 1, body=_padded(MAX_WEBHOOK_BODY + 1))
+    sent = 0
+
+    async def chunks():
+        nonlocal sent
+        for start in range(0, len(notice.body), 64 * 1024):
+            sent += 1
+            yield notice.body[start:start + 64 * 1024]
+
+    headers = {k: v for k, v in notice.headers.items() if k != "content-length"}
+    response = await gateway.post(WEBHOOK_PATH, content=chunks(), headers=headers)
+    assert response.status_code == 413
+    assert await _stored(sessions) == ([], [])
+
+
+async def test_no_valid_signature_is_401_and_nothing_is_written(gateway, sessions):
+    for tamper in ("missing", "wrong-secret", "body", "timestamp", "malformed"):
+        notice = prepare_notice("whsec_" + "QUJD" * 8 if tamper == "wrong-secret" else SECRET,
+                                ORDER, 1)
+        headers, body = dict(notice.headers), notice.body
+        if tamper == "missing":
+            del headers["webhook-signature"]
+        elif tamper == "body":
+            body = body.replace(b'"revision":1', b'"revision":2')
+        elif tamper == "timestamp":
+            headers["webhook-timestamp"] = str(int(headers["webhook-timestamp"]) + 1)
+        elif tamper == "malformed":
+            headers["webhook-signature"] = "v1," + "!" * 10
+        response = await gateway.post(WEBHOOK_PATH, content=body, headers=headers)
+        assert response.status_code == 401, tamper
+    assert await _stored(sessions) == ([], [])
+
+
+async def test_rotation_accepts_the_previous_secret_and_any_matching_entry(gateway, sessions):
+    old_only = await _post(gateway, secret=OLD_SECRET, msg_id="msg_old")
+    stale_then_new = await _post(gateway, secret=["whsec_" + "QUJD" * 8, SECRET],
+                                 msg_id="msg_two")
+    assert old_only.status_code == stale_then_new.status_code == 200
+    notices, _ = await _stored(sessions)
+    assert sorted(n.secret_index for n in notices) == [0, 1]
+
+
+async def test_a_retired_secret_is_refused(sessions):
+    async with gateway_client(sessions, secrets=[SECRET]) as gateway:
+        response = await _post(gateway, secret=OLD_SECRET)
+    assert response.status_code == 401
+
+
+async def test_out_of_skew_timestamp_is_accepted_with_a_warning(gateway, sessions, caplog):
+    with caplog.at_level(logging.WARNING, logger="esteira.webhook"):
+        response = await _post(gateway, skew_s=-(MAX_SKEW_S + 60), msg_id="msg_skew")
+    assert response.status_code == 200 and response.json()["status"] == "accepted"
+    (notice,), _ = await _stored(sessions)
+    assert notice.skewed and notice.skew_s > MAX_SKEW_S
+    assert any("EXECUTOR_HUB_WEBHOOK_MAX_SKEW_SEC" in r.getMessage() for r in caplog.records)
+
+
+UNUSABLE = [
+    b"not json at all",
+    b'{"type":"sisbajud.execution.notice","data":{"revision":1}}',
+    b'{"type":"sisbajud.execution.notice","data":{"orderId":"x","revision":"1"}}',
+    b'{"type":"something.else","data":{"orderId":"x","revision":1}}',
+]
+
+
+async def test_signed_but_unusable_body_is_200_parked_with_an_alarm(gateway, sessions):
+    for index, body in enumerate(UNUSABLE):
+        response = await _post(gateway, body=body, msg_id=f"msg_parked_{index}")
+        assert response.status_code == 200 and response.json()["status"] == "parked", body
+    notices, alarms = await _stored(sessions)
+    assert {n.state for n in notices} == {"PARKED"} and len(notices) == len(UNUSABLE)
+    assert all(n.order_id is None and n.reason for n in notices)
+    assert sorted(a.webhook_id for a in alarms) == sorted(n.webhook_id for n in notices)
+    assert {a.code for a in alarms} == {"notice.unusable"}
+    async with sessions() as session:
+        events = (await session.exec(select(OperationalEvent))).all()
+    assert [e.type for e in events] == ["notice.unusable"] * len(UNUSABLE)
+    again = await _post(gateway, body=UNUSABLE[0], msg_id="msg_parked_0")
+    assert again.status_code == 200
+    assert len((await _stored(sessions))[1]) == len(UNUSABLE)
+
+
+async def test_store_down_is_503_with_retry_after(settings, tmp_path, backend):
+    if backend == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path}"  # a directory: the file can't be opened
+    else:
+        url = settings.sqlalchemy_url.rsplit("/", 1)[0].replace(
+            settings.sqlalchemy_url.split("@")[1].split("/")[0], "127.0.0.1:1") + "/nowhere"
+    engine = create_engine(url)
+    try:
+        async with gateway_client(session_factory(engine)) as gateway:
+            response = await _post(gateway)
+    finally:
+        await engine.dispose()
+    assert response.status_code == 503 and response.headers["Retry-After"]
+    assert json.loads(response.content)["code"] == "store.unavailable"
+
+
+async def test_an_overlong_webhook_id_is_still_recorded_once(gateway, sessions):
+    msg_id = "msg_" + "x" * 400
+    assert (await _post(gateway, msg_id=msg_id)).json()["status"] == "accepted"
+    assert (await _post(gateway, msg_id=msg_id)).json()["status"] == "duplicate"
+    (notice,), _ = await _stored(sessions)
+    assert notice.webhook_id.startswith("sha256:")

@@ -1,0 +1,179 @@
+"""The folder watcher against a real pipeline: capture, stability, binding, failure limit."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+from sqlmodel import select
+
+from activities.signer.crypto.samples import make_pdf, make_remittance
+from activities.signer.enqueue import EnqueueResult, Outcome
+from services.watcher.folder import FolderWatcher
+from services.watcher.main import _hand_back_diverged
+from services.watcher.state import FolderStateStore, FolderStatus
+from shared.db.models import OperationalEvent
+from shared.db.signer_models import InputFolderState, Job, SigningProfile
+from shared.settings import InputFolderSettings
+
+
+def _watcher(signer, *, enqueuer=None, folder: InputFolderSettings | None = None,
+             path: Path | None = None, max_failures: int = 10) -> FolderWatcher:
+    return FolderWatcher(folder or InputFolderSettings(name="inbox"), path or signer.inbox,
+                         enqueuer=enqueuer or signer.enqueuer, repository=signer.repository,
+                         states=FolderStateStore(signer.sessions), stability_seconds=0.3,
+                         poll_seconds=0.2, max_failures=max_failures)
+
+
+@contextlib.asynccontextmanager
+async def running(watcher: FolderWatcher):
+    stop = asyncio.Event()
+    task = asyncio.create_task(watcher.run(stop))
+    try:
+        yield watcher
+    finally:
+        stop.set()
+        await task
+
+
+async def _jobs(signer) -> list[Job]:
+    async with signer.sessions() as session:
+        return list((await session.exec(select(Job).order_by(Job.created_at))).all())
+
+
+async def _eventually(predicate, timeout: float = 20.0):
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        result = await predicate()
+        if result:
+            return result
+        await asyncio.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+async def test_files_present_at_startup_and_dropped_later_become_jobs(signer):
+    signer.drop("before.pdf", make_pdf())
+    async with running(_watcher(signer)):
+        await _eventually(lambda: _count(signer, 1))
+        signer.drop("after.rem", make_remittance())
+        jobs = await _eventually(lambda: _count(signer, 2))
+    assert sorted(j.file_name for j in jobs) == ["after.rem", "before.pdf"]
+    assert all(j.folder == "inbox" and j.source == "watcher" for j in jobs)
+
+
+async def test_a_file_still_being_written_waits_for_stability(signer):
+    async with running(_watcher(signer)):
+        path = signer.inbox / "big.rem"
+        with path.open("wb") as handle:
+            for _ in range(8):
+                handle.write(b"1" * 240 + b"\n")
+                handle.flush()
+                await asyncio.sleep(0.1)
+                assert await _jobs(signer) == [], "no job while the producer writes"
+        jobs = await _eventually(lambda: _count(signer, 1))
+    done = await signer.wait_for(jobs[0].id)
+    assert done.input_size == 8 * 241
+
+
+async def test_polling_mode_captures_files_too(signer):
+    folder = InputFolderSettings(name="inbox", polling_interval_seconds=0.2)
+    async with running(_watcher(signer, folder=folder)):
+        await asyncio.sleep(0.3)
+        signer.drop("polled.pdf", make_pdf())
+        await _eventually(lambda: _count(signer, 1))
+
+
+async def test_an_unassigned_folder_is_watched_by_nobody_until_a_profile_picks_it(signer):
+    async with signer.sessions() as session:
+        profile = await session.get(SigningProfile, "default")
+        profile.input_folder = None
+        session.add(profile)
+        await session.commit()
+    signer.drop("waiting.pdf", make_pdf())
+    async with running(_watcher(signer)) as watcher:
+        await asyncio.sleep(1.0)
+        assert await _jobs(signer) == []
+        assert watcher.status is FolderStatus.UNASSIGNED
+        async with signer.sessions() as session:
+            profile = await session.get(SigningProfile, "default")
+            profile.input_folder = "inbox"
+            session.add(profile)
+            await session.commit()
+        await _eventually(lambda: _count(signer, 1))
+        assert watcher.status is FolderStatus.RUNNING
+
+
+class _BrokenEnqueuer:
+    async def enqueue(self, *args, **kwargs) -> EnqueueResult:
+        raise OSError("disk full")
+
+
+class _ActiveEnqueuer:
+    async def enqueue(self, *args, **kwargs) -> EnqueueResult:
+        return EnqueueResult(Outcome.ALREADY_ACTIVE)
+
+
+async def test_consecutive_failures_stop_only_that_folders_watcher(signer, tmp_path):
+    for n in range(3):
+        signer.drop(f"f{n}.pdf", make_pdf(1000))
+    broken = _watcher(signer, enqueuer=_BrokenEnqueuer(), max_failures=3)
+    async with running(broken):
+        await _eventually(lambda: _stopped(broken))
+    async with signer.sessions() as session:
+        state = await session.get(InputFolderState, "inbox")
+    assert state.status == "Stopped" and "disk full" in state.last_error
+    assert state.consecutive_failures == 3
+    assert all((signer.inbox / f"f{n}.pdf").exists() for n in range(3)), "nothing is lost"
+
+
+async def test_already_active_resets_the_failure_counter(signer):
+    watcher = _watcher(signer, enqueuer=_ActiveEnqueuer(), max_failures=2)
+    watcher.failures = 1
+    signer.drop("x.pdf", make_pdf(1000))
+    async with running(watcher):
+        await _eventually(lambda: _reset(watcher))
+    assert watcher.status is FolderStatus.RUNNING
+
+
+async def test_a_diverged_input_is_handed_back_to_its_folder(signer):
+    offered = []
+
+    class _Watcher:
+        status = FolderStatus.RUNNING
+
+        def offer(self, path):
+            offered.append(path)
+
+    stop = asyncio.Event()
+    task = asyncio.create_task(_hand_back_diverged(signer.sessions, {"inbox": _Watcher()}, stop,
+                                                   signer.settings))
+    await asyncio.sleep(0.3)
+    async with signer.sessions() as session:
+        session.add(OperationalEvent(domain="signer", type="InputDiverged", message="m",
+                                     properties={"path": "/in/a.rem", "folder": "inbox"}))
+        session.add(OperationalEvent(domain="signer", type="InputDiverged", message="m",
+                                     properties={"path": "/up/b.rem", "folder": None}))
+        await session.commit()
+    signer.settings.pipeline.poll_interval_seconds = 0.1
+    await _eventually(lambda: _nonempty(offered), timeout=10)
+    stop.set()
+    await task
+    assert offered == [Path("/in/a.rem")], "uploads have no watcher to hand back to"
+
+
+async def _count(signer, n: int):
+    jobs = await _jobs(signer)
+    return jobs if len(jobs) >= n else None
+
+
+async def _stopped(watcher):
+    return watcher.status is FolderStatus.STOPPED
+
+
+async def _reset(watcher):
+    return watcher.failures == 0
+
+
+async def _nonempty(items):
+    return bool(items)

@@ -1,0 +1,19 @@
+"""A SISBAJUD world per test: simulators in process, the test's store and task queue."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest_asyncio
+
+from tests.support.sisbajud import World, sisbajud_settings
+
+
+@pytest_asyncio.fixture
+async def world(settings, task_queue) -> AsyncIterator[World]:
+    """Simulators, store and settings wired together (no worker yet)."""
+    world = await World(sisbajud_settings(settings, task_queue)).start()
+    try:
+        yield world
+    finally:
+        await world.close()

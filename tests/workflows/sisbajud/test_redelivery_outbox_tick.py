@@ -1,0 +1,189 @@
+"""Redeliveries write nothing new; the outbox drains with stable keys; the tick's stages."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import timedelta
+
+import pytest
+from temporalio import activity
+from temporalio.client import ScheduleOverlapPolicy
+from temporalio.exceptions import ApplicationError
+from temporalio.worker import Worker
+
+from activities.sisbajud.setup import ensure_tick_schedule, tick_input
+from services.simulators.hub.sender import prepare_notice
+from services.webhook_gateway.app import WEBHOOK_PATH
+from shared.contracts.sisbajud import (
+    TICK_WORKFLOW,
+    StageName,
+    StageResult,
+    TickInput,
+    TickResult,
+    tick_schedule_id,
+)
+from shared.db.sisbajud_models import SisbajudAlarm, SisbajudNotice, SisbajudOutbox
+from tests.api.sisbajud.conftest import SECRET, gateway_client
+from tests.support.sisbajud import new_order_id, stored
+from workflows.sisbajud.tick import SisbajudTickWorkflow
+
+SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"])
+
+
+async def _notify(world, order_id, revision=1, msg_id=None):
+    async with gateway_client(world.sessions) as gateway:
+        notice = prepare_notice(SECRET, order_id, revision, msg_id=msg_id)
+        response = await gateway.post(WEBHOOK_PATH, content=notice.body, headers=notice.headers)
+    assert response.status_code == 200
+    return response.json()["status"]
+
+
+async def _settled(world, order_id, count=1):
+    for _ in range(100):
+        rows = await stored(world, SisbajudOutbox, order_id=order_id)
+        if len(rows) >= count:
+            return rows
+        await asyncio.sleep(0.1)
+    pytest.fail(f"no result queued for {order_id}")
+
+
+async def test_notice_to_result_through_ticks_and_a_redelivery_writes_nothing_new(
+        world, temporal_env):
+    client = temporal_env.client
+    order_id = new_order_id()
+    await world.account("@d-1", "100")
+    await world.order(order_id, amount="40")
+    assert await _notify(world, order_id, msg_id="hub-1") == "accepted"
+    assert await _notify(world, order_id, msg_id="hub-2") == "accepted"  # same revision
+    async with world.worker(client):
+        first = await world.tick(client)
+        assert first.stages[0].done == 2
+        await _settled(world, order_id)
+        await world.tick(client)
+        # The Hub redelivers the same revision later, under a new webhook-id.
+        assert await _notify(world, order_id, msg_id="hub-3") == "accepted"
+        again = await world.tick(client)
+        assert again.stages[0].done == 1
+        # And once more straight to the workflow, as if ingestion had missed the store row.
+        rerun = await world.execute(client, order_id)
+        await world.tick(client)
+    assert rerun.executed == []
+    assert len(await world.transactions()) == 1
+    results = await world.results(order_id)
+    assert results["keys"] == [f"{order_id}:1:1"] and len(results["attempts"]) == 1
+    states = sorted(n.state for n in await stored(world, SisbajudNotice, order_id=order_id))
+    assert states == ["DUPLICATE", "INGESTED", "INGESTED"]
+
+
+async def test_mensageria_down_then_up_drains_the_same_result_with_the_same_key(
+        world, temporal_env):
+    client = temporal_env.client
+    order_id = new_order_id()
+    await world.account("@m-1", "100")
+    await world.order(order_id, amount="10")
+    await world.mensageria.post("/_sim/faults", json={"route": "results.post", "status": 503,
+                                                      "count": 2})
+    async with world.worker(client):
+        await world.execute(client, order_id)
+        down = await world.tick(client)
+        (row,) = await stored(world, SisbajudOutbox, order_id=order_id)
+        assert row.state == "PENDING" and row.attempts == 1 and row.last_status == 503
+        await asyncio.sleep(0.05)
+        await world.tick(client)
+        await asyncio.sleep(0.1)
+        up = await world.tick(client)
+    assert down.stages[3].failed == 1 and up.stages[3].done == 1
+    (row,) = await stored(world, SisbajudOutbox, order_id=order_id)
+    assert row.state == "SENT" and row.attempts == 3
+    results = await world.results(order_id)
+    assert {a["idempotencyKey"] for a in results["attempts"]} == {f"{order_id}:1:1"}
+    assert [a["outcome"] for a in results["attempts"]] == ["refused-503", "refused-503",
+                                                          "accepted"]
+
+
+@SQLITE_ONLY
+async def test_a_result_received_but_answered_500_is_resent_under_its_key(world, temporal_env):
+    client = temporal_env.client
+    order_id = new_order_id()
+    await world.account("@a-1", "100")
+    await world.order(order_id, amount="10")
+    await world.mensageria.post("/_sim/faults", json={"route": "results.post",
+                                                      "kind": "accept_then_fail"})
+    async with world.worker(client):
+        await world.execute(client, order_id)
+        await world.tick(client)
+        await asyncio.sleep(0.05)
+        await world.tick(client)
+    results = await world.results(order_id)
+    assert len(results["results"]) == 1 and results["results"][0]["deliveries"] == 2
+    assert not any(a["conflicting"] for a in results["attempts"])
+
+
+@SQLITE_ONLY
+async def test_a_refused_result_is_parked_with_an_alarm(world, temporal_env):
+    client = temporal_env.client
+    order_id = new_order_id()
+    await world.account("@q-1", "100")
+    await world.order(order_id, amount="10")
+    await world.mensageria.post("/_sim/faults", json={"route": "results.post", "status": 422})
+    async with world.worker(client):
+        await world.execute(client, order_id)
+        await world.tick(client)
+        await world.tick(client)
+    (row,) = await stored(world, SisbajudOutbox, order_id=order_id)
+    assert row.state == "PARKED" and row.attempts == 1
+    assert [a.code for a in await stored(world, SisbajudAlarm)] == ["result.rejected"]
+
+
+async def test_a_failing_stage_does_not_stop_the_others(temporal_env, task_queue):
+    ran: list[str] = []
+
+    def stage(name: str, fails: bool):
+        @activity.defn(name=f"sisbajud-stage-{name}")
+        async def run(request: TickInput) -> StageResult:
+            ran.append(name)
+            if fails:
+                raise ApplicationError(f"{name} broke", non_retryable=True)
+            return StageResult(stage=StageName(name), done=1)
+
+        return run
+
+    activities = [stage("ingest", True), stage("orphans", False), stage("monitor", True),
+                  stage("drain", False)]
+    async with Worker(temporal_env.client, task_queue=task_queue,
+                      workflows=[SisbajudTickWorkflow], activities=activities):
+        result = await temporal_env.client.execute_workflow(
+            TICK_WORKFLOW, TickInput(task_queue=task_queue), id=f"tick-{uuid.uuid4()}",
+            task_queue=task_queue, result_type=TickResult)
+    assert ran == ["ingest", "orphans", "monitor", "drain"]
+    assert [(s.stage.value, s.ok) for s in result.stages] == [
+        ("ingest", False), ("orphans", True), ("monitor", False), ("drain", True)]
+
+
+@SQLITE_ONLY
+async def test_the_schedule_runs_ticks_on_its_own(world, temporal_env):
+    client = temporal_env.client
+    settings = world.settings.model_copy(update={"sisbajud": world.settings.sisbajud.model_copy(
+        update={"tick_every_seconds": 1.0})})
+    order_id = new_order_id()
+    await world.account("@s-1", "100")
+    await world.order(order_id, amount="10")
+    await _notify(world, order_id)
+    schedule_id = await ensure_tick_schedule(client, settings)
+    try:
+        assert schedule_id == tick_schedule_id(settings.sisbajud.task_queue)
+        described = await client.get_schedule_handle(schedule_id).describe()
+        assert described.schedule.spec.intervals[0].every == timedelta(seconds=1)
+        assert described.schedule.policy.overlap == ScheduleOverlapPolicy.SKIP
+        assert described.schedule.action.args  # the settings' TickInput
+        await ensure_tick_schedule(client, settings)  # a second worker start updates in place
+        async with world.worker(client):
+            for _ in range(100):
+                if (await world.results(order_id))["keys"]:
+                    break
+                await asyncio.sleep(0.1)
+    finally:
+        await client.get_schedule_handle(schedule_id).delete()
+    assert (await world.results(order_id))["keys"] == [f"{order_id}:1:1"]
+    assert tick_input(settings).task_queue == settings.sisbajud.task_queue

@@ -1,0 +1,109 @@
+"""kill -9 of a worker between the ledger write and the result: the same key, a replay."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
+
+from shared.contracts.sisbajud import OrderState, block_account_alias, order_workflow_id
+from shared.db.sisbajud_models import SisbajudWrite
+from shared.settings import InstitutionSettings
+from tests.support.sisbajud import LEDGER, ORG, World, new_order_id, serve, stored
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _worker_env(world: World, temporal_address: str, midaz: str, mensageria: str,
+                data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ESTEIRA_", "TEMPORAL_"))}
+    institution = {"id": "BANK1", "base_url": midaz, "token": "midaz-token",
+                   "organization_id": ORG, "ledger_id": LEDGER}
+    sis = world.settings.sisbajud
+    env.update({
+        "PYTHONPATH": str(REPO), "ESTEIRA_DATA_DIR": str(data_dir),
+        "ESTEIRA_LOGGING__TO_FILE": "false", "TEMPORAL_ADDRESS": temporal_address,
+        "ESTEIRA_DATABASE_URL": world.settings.sqlalchemy_url,
+        "ESTEIRA_SISBAJUD__TASK_QUEUE": sis.task_queue,
+        "ESTEIRA_SISBAJUD__INSTITUTIONS": json.dumps([institution]),
+        "ESTEIRA_SISBAJUD__MENSAGERIA_URL": mensageria,
+        "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN": "m2m-token",
+        "ESTEIRA_SISBAJUD__TICK_EVERY_SECONDS": "3600",
+        "ESTEIRA_SISBAJUD__WRITE_HEARTBEAT_TIMEOUT_SECONDS": "2",
+    })
+    return env
+
+
+async def _wait_for(condition, what: str, timeout: float = 30.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not await condition():
+        assert loop.time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.05)
+
+
+async def test_kill_9_between_ledger_write_and_result_writes_once(world, temporal_env,
+                                                                 tmp_path):
+    client = temporal_env.client
+    order_id = new_order_id()
+    await world.account("@k-1", "70")
+    await world.account("@k-2", "50")
+    await world.order(order_id, amount="100")
+    # Midaz applies the write, then holds the answer: the worker dies waiting for it.
+    (await world.midaz.post("/_sim/faults", json={
+        "route": "transactions.create.block", "kind": "timeout_after_write",
+        "delay_s": 20})).raise_for_status()
+    with serve(world.midaz_app) as midaz, serve(world.mensageria_app) as mensageria:
+        env = _worker_env(world, client.service_client.config.target_host, midaz, mensageria,
+                          tmp_path / "data")
+        doomed = subprocess.Popen([sys.executable, "-m", "services.cli", "worker", "--domains",
+                                   "sisbajud"], cwd=tmp_path, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            run = asyncio.create_task(world.execute(client, order_id))
+
+            async def written() -> bool:
+                return len(await world.transactions()) == 1
+
+            await _wait_for(written, "the ledger write")
+            os.kill(doomed.pid, signal.SIGKILL)
+            assert doomed.wait(timeout=10) == -signal.SIGKILL
+            # What a worker does when it evicts a run: its next task goes to the shared queue
+            # now rather than after the dead worker's sticky timeout (10 s).
+            await client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
+                namespace=client.namespace,
+                execution=WorkflowExecution(workflow_id=order_workflow_id(order_id))))
+        finally:
+            if doomed.poll() is None:
+                doomed.kill()
+        settings = world.settings.model_copy(update={"sisbajud": world.settings.sisbajud
+                                                     .model_copy(update={
+            "mensageria_url": mensageria, "institutions": [InstitutionSettings(
+                id="BANK1", base_url=midaz, token="midaz-token", organization_id=ORG,
+                ledger_id=LEDGER)]})})
+        survivor = World(settings, apps=(world.midaz_app, world.mensageria_app))
+        try:
+            async with survivor.worker(client):
+                result = await asyncio.wait_for(run, 60)
+                await survivor.tick(client)
+        finally:
+            await survivor.close()
+        schedule = f"sisbajud-tick:{world.settings.sisbajud.task_queue}"
+        await client.get_schedule_handle(schedule).delete()
+    assert result.last_state == OrderState.RESOLVED
+    (tx,) = await world.transactions()
+    assert tx["metadata"]["code"] == f"{order_id}:1"
+    assert await world.balance(block_account_alias(order_id)) == 100
+    assert await world.balance("@k-1") + await world.balance("@k-2") == 20
+    (write,) = await stored(world, SisbajudWrite, order_id=order_id)
+    assert write.state == "APPLIED" and write.replayed and write.transaction_id == tx["id"]
+    results = await world.results(order_id)
+    assert results["keys"] == [f"{order_id}:1:1"] and len(results["attempts"]) == 1
+    assert results["results"][0]["body"]["reasonCode"] == "BLOCKED_TOTAL"

@@ -1,0 +1,1 @@
+"""Workflows of the `signer` domain."""

@@ -1,0 +1,34 @@
+"""`SigningJob`: one job's life, as few history events as the seed's semantics allow."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from shared.contracts.signer import JobResult, ProcessJobInput, RunJobInput
+
+# A 200 MB document signs in well under this; the heartbeat, not this, detects a lost worker.
+PROCESS_TIMEOUT = timedelta(hours=2)
+# Infrastructure failures (store down, worker lost) retry without limit: the activity itself
+# refuses to sign twice, so a retry can only requeue or fail the job, never repeat a signature.
+PROCESS_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2.0,
+                            maximum_interval=timedelta(seconds=30), maximum_attempts=0)
+
+
+@workflow.defn(name="signer-job")
+class SigningJobWorkflow:
+    """Runs the signing activity on the gated signing queue and returns how the job ended."""
+
+    @workflow.run
+    async def run(self, request: RunJobInput) -> JobResult:
+        return await workflow.execute_activity(
+            "signer-process-job", ProcessJobInput(job_id=request.job_id),
+            task_queue=request.signing_task_queue, start_to_close_timeout=PROCESS_TIMEOUT,
+            # A worker killed mid-job is noticed this fast; the retry requeues or fails it.
+            heartbeat_timeout=timedelta(seconds=request.heartbeat_timeout_seconds),
+            retry_policy=PROCESS_RETRY,
+            result_type=JobResult,
+        )

@@ -1,0 +1,1 @@
+"""Deterministic workflows of the SISBAJUD executor: one per order, and the tick."""

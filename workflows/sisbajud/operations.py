@@ -1,0 +1,213 @@
+"""The three operations as workflow steps: plan, (block account), write, decide the result."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from activities.sisbajud.plans import PlanActivities
+    from activities.sisbajud.writes import WriteActivities
+    from shared.contracts.sisbajud import (
+        AlarmCode,
+        Effect,
+        ExecutionState,
+        HumanReason,
+        Order,
+        OrderOptions,
+        OrderState,
+        ReasonCode,
+        ResultPayload,
+        SettleInput,
+        result_idempotency_key,
+        write_idempotency_key,
+    )
+    from shared.contracts.sisbajud_ledger import (
+        EnsureBlockAccountInput,
+        Plan,
+        PlanInput,
+        PlanKind,
+        WriteInput,
+        WriteKind,
+        WriteOutcome,
+        WriteOutcomeKind,
+    )
+
+# Reads of the CRM and the ledger: retried while Midaz is unavailable, not when it refuses.
+PLAN_TIMEOUT = timedelta(minutes=2)
+PLAN_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1),
+                         maximum_interval=timedelta(minutes=1))
+ACCOUNT_TIMEOUT = timedelta(seconds=60)
+ACCOUNT_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=30), maximum_attempts=10)
+# A write is resent with the same key, so retrying it (a dead worker, a lost answer) is safe.
+WRITE_TIMEOUT = timedelta(minutes=2)
+WRITE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1),
+                          maximum_interval=timedelta(seconds=30), maximum_attempts=8)
+# Balances that moved between plan and write (no effect): plan again this many times.
+REPLANS = 3
+FINAL_RESULT_SEQ = 1
+
+
+class OperationSteps:
+    """BLOQUEIO, DESBLOQUEIO and info request, each ending in a `SettleInput`."""
+
+    _options: OrderOptions
+
+    async def _settle(self, request: SettleInput) -> None:
+        raise NotImplementedError
+
+    async def _plan(self, method, order: Order) -> Plan | None:
+        try:
+            return await workflow.execute_activity_method(
+                method, PlanInput(order=order), start_to_close_timeout=PLAN_TIMEOUT,
+                retry_policy=PLAN_RETRY)
+        except ActivityError as exc:
+            workflow.logger.warning("Planning %s failed: %s", order.order_id, exc.cause)
+            return None
+
+    async def _block(self, order: Order) -> SettleInput:
+        outcome: WriteOutcome | None = None
+        for _ in range(REPLANS):
+            plan = await self._plan(PlanActivities.plan_block, order)
+            if plan is None:
+                return _read_failed(order)
+            if plan.kind == PlanKind.RESOLVE:
+                return _resolved(order, plan, Decimal(0))
+            if not await self._ensure_block_account(order, plan):
+                return _parked(order, AlarmCode.LEDGER_WRITE_REJECTED,
+                               f"block account {plan.block_alias} could not be found or made")
+            outcome = await self._write(order, plan, WriteKind.BLOCK)
+            if outcome.kind == WriteOutcomeKind.APPLIED:
+                amount = outcome.amount or Decimal(0)
+                full = amount >= plan.open_amount
+                plan = plan.model_copy(update={
+                    "effect": Effect.FULL if full else Effect.PARTIAL,
+                    "reason_code": (ReasonCode.BLOCKED_TOTAL if full
+                                    else ReasonCode.BLOCKED_PARTIAL)})
+                return _resolved(order, plan, amount, outcome)
+            if not outcome.retry_with_new_plan:
+                break
+        return _unsettled(order, outcome)
+
+    async def _unblock(self, order: Order) -> SettleInput:
+        waits_until = order.deadline or workflow.now() + timedelta(
+            seconds=self._options.parent_wait_max_seconds)
+        waiting = False
+        outcome: WriteOutcome | None = None
+        for _ in range(REPLANS):
+            plan = await self._plan(PlanActivities.plan_release, order)
+            while plan is not None and plan.kind == PlanKind.WAIT_PARENT:
+                left = (waits_until - workflow.now()).total_seconds()
+                if left <= 0:
+                    return _human(order, HumanReason.PARENT_UNKNOWN_AT_DEADLINE, plan.detail)
+                if not waiting:
+                    waiting = True
+                    await self._settle(SettleInput(order_id=order.order_id,
+                                                   revision=order.revision,
+                                                   state=OrderState.WAITING_PARENT,
+                                                   detail=plan.detail))
+                await workflow.sleep(min(self._options.parent_poll_seconds, left))
+                plan = await self._plan(PlanActivities.plan_release, order)
+            if plan is None:
+                return _read_failed(order)
+            if plan.kind == PlanKind.HUMAN:
+                return _human(order, plan.human_reason, plan.detail)
+            if plan.kind == PlanKind.RESOLVE:
+                return _resolved(order, plan, Decimal(0))
+            outcome = await self._write(order, plan, WriteKind.UNBLOCK)
+            if outcome.kind == WriteOutcomeKind.APPLIED:
+                amount = outcome.amount or Decimal(0)
+                full = amount >= order.amount
+                plan = plan.model_copy(update={
+                    "effect": Effect.FULL if full else Effect.PARTIAL,
+                    "reason_code": (ReasonCode.UNBLOCKED_TOTAL if full
+                                    else ReasonCode.UNBLOCKED_PARTIAL)})
+                return _resolved(order, plan, amount, outcome)
+            if not outcome.retry_with_new_plan:
+                break
+        return _unsettled(order, outcome)
+
+    async def _info(self, order: Order) -> SettleInput:
+        plan = await self._plan(PlanActivities.plan_info, order)
+        if plan is None:
+            return _read_failed(order)
+        if plan.kind == PlanKind.HUMAN:
+            return _human(order, plan.human_reason, plan.detail)
+        return _resolved(order, plan, None)
+
+    async def _ensure_block_account(self, order: Order, plan: Plan) -> bool:
+        try:
+            await workflow.execute_activity_method(
+                WriteActivities.ensure_block_account,
+                EnsureBlockAccountInput(institution_id=order.institution_id,
+                                        alias=plan.block_alias or ""),
+                start_to_close_timeout=ACCOUNT_TIMEOUT, retry_policy=ACCOUNT_RETRY)
+        except ActivityError as exc:
+            workflow.logger.warning("Block account for %s failed: %s", order.order_id, exc.cause)
+            return False
+        return True
+
+    async def _write(self, order: Order, plan: Plan, kind: WriteKind) -> WriteOutcome:
+        request = WriteInput(
+            order=order, kind=kind,
+            idempotency_key=write_idempotency_key(order.order_id, order.revision),
+            block_alias=plan.block_alias or "", legs=plan.legs, total=plan.total,
+            parent_order_id=order.parent_order_id if kind == WriteKind.UNBLOCK else None)
+        try:
+            return await workflow.execute_activity_method(
+                WriteActivities.write_ledger, request, start_to_close_timeout=WRITE_TIMEOUT,
+                heartbeat_timeout=timedelta(
+                    seconds=self._options.write_heartbeat_timeout_seconds),
+                retry_policy=WRITE_RETRY)
+        except ActivityError as exc:
+            return WriteOutcome(kind=WriteOutcomeKind.INDETERMINATE,
+                                detail=f"no answer after retries: {exc.cause}")
+
+
+def _resolved(order: Order, plan: Plan, executed: Decimal | None,
+              outcome: WriteOutcome | None = None) -> SettleInput:
+    assert plan.effect is not None
+    tx = outcome.transaction_id if outcome else None
+    result = ResultPayload(
+        order_id=order.order_id, order_revision=order.revision, operation=order.operation,
+        execution_state=ExecutionState.RESOLVED, effect=plan.effect,
+        reason_code=plan.reason_code, requested_amount=order.amount, executed_amount=executed,
+        blockable_total=plan.blockable_total, blockable_salary_total=plan.blockable_salary_total,
+        transaction_id=tx, block_account_alias=plan.block_alias if outcome else None)
+    overdraft = outcome is not None and outcome.overdraft_touched
+    return SettleInput(
+        order_id=order.order_id, revision=order.revision, state=OrderState.RESOLVED,
+        effect=plan.effect, reason_code=plan.reason_code, executed_amount=executed,
+        transaction_id=tx, result=result,
+        result_key=result_idempotency_key(order.order_id, order.revision, FINAL_RESULT_SEQ),
+        alarm=AlarmCode.LEDGER_OVERDRAFT_TOUCHED if overdraft else None,
+        detail="the write used an overdraft balance" if overdraft else plan.detail)
+
+
+def _human(order: Order, reason: HumanReason | None, detail: str) -> SettleInput:
+    return SettleInput(order_id=order.order_id, revision=order.revision,
+                       state=OrderState.HUMAN_DECISION, human_reason=reason, detail=detail)
+
+
+def _parked(order: Order, alarm: AlarmCode, detail: str) -> SettleInput:
+    return SettleInput(order_id=order.order_id, revision=order.revision,
+                       state=OrderState.PARKED, alarm=alarm, detail=detail)
+
+
+def _read_failed(order: Order) -> SettleInput:
+    return _parked(order, AlarmCode.LEDGER_READ_FAILED, "Midaz refused a read the plan needs")
+
+
+def _unsettled(order: Order, outcome: WriteOutcome | None) -> SettleInput:
+    if outcome is not None and outcome.kind == WriteOutcomeKind.INDETERMINATE:
+        # No proof either way; the monitoring stage (next issue) takes it from here.
+        return SettleInput(order_id=order.order_id, revision=order.revision,
+                           state=OrderState.INDETERMINATE, effect=Effect.INDETERMINATE,
+                           alarm=AlarmCode.LEDGER_WRITE_INDETERMINATE,
+                           detail=outcome.detail or f"Midaz answered {outcome.http_status}")
+    detail = f"Midaz refused the write: {outcome.http_status} {outcome.code}" if outcome else ""
+    return _parked(order, AlarmCode.LEDGER_WRITE_REJECTED, detail)

@@ -1,0 +1,47 @@
+"""`SisbajudTick`: one execution cycle, four isolated stages in the seed's order."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from activities.sisbajud.tick import TickActivities
+    from shared.contracts.sisbajud import (
+        TICK_WORKFLOW,
+        StageName,
+        StageResult,
+        TickInput,
+        TickResult,
+    )
+
+STAGE_TIMEOUT = timedelta(minutes=2)
+# A stage that keeps failing is left for the next cycle, which comes soon anyway.
+STAGE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=2)
+
+
+@workflow.defn(name=TICK_WORKFLOW)
+class SisbajudTickWorkflow:
+    """Ingestion, orphan check, monitoring, drain; a failing stage never stops the others."""
+
+    @workflow.run
+    async def run(self, request: TickInput) -> TickResult:
+        stages = [
+            (StageName.INGEST, TickActivities.ingest),
+            (StageName.ORPHANS, TickActivities.orphans),
+            (StageName.MONITOR, TickActivities.monitor),
+            (StageName.DRAIN, TickActivities.drain),
+        ]
+        return TickResult(stages=[await self._stage(name, method, request)
+                                  for name, method in stages])
+
+    async def _stage(self, name: StageName, method, request: TickInput) -> StageResult:
+        try:
+            return await workflow.execute_activity_method(
+                method, request, start_to_close_timeout=STAGE_TIMEOUT, retry_policy=STAGE_RETRY)
+        except ActivityError as exc:
+            workflow.logger.warning("Tick stage %s failed: %s", name.value, exc.cause)
+            return StageResult(stage=name, ok=False, detail=str(exc.cause))
