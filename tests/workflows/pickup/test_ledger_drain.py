@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+import pytest
+from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
 from activities.pickup import metrics
 from activities.pickup.authorizations import decide_person
 from activities.pickup.ledger import LedgerDelivery
 from shared.contracts.pickup import (
+    DrainBatchInput,
     DrainInput,
     DrainResult,
     Outbox,
@@ -106,4 +109,24 @@ async def test_a_refused_command_is_marked_failed_and_the_queue_moves_on(
     statuses = [(e.idempotency_key, e.status) for e in await store.seed.all(LedgerEntry)]
     assert statuses == [("bad", "failed"), ("good", "confirmed")]
     assert await _device_users(http) == ["student-2"]
+    await http.aclose()
+
+
+async def test_an_unreachable_controller_stops_the_round_so_commands_stay_in_order(store):
+    _app, clients, http = simulated_turnstile()
+    school = await store.seed.school(url=TURNSTILE_URL)
+    await store.seed.add(
+        LedgerEntry(controller=school.id, command="grant", subject_kind="student", subject_id=1,
+                    registration="student-1", name="Ana", idempotency_key="grant-1"),
+        LedgerEntry(controller=school.id, command="revoke", subject_kind="student",
+                    subject_id=1, registration="student-1", idempotency_key="revoke-1"))
+    await http.post("/_sim/faults", json={"error_count": -1, "error_status": 503})
+    delivery = LedgerDelivery(store.sessions, store.settings.pickup, clients)
+    with pytest.raises(ApplicationError):
+        await delivery.drain_ledger(DrainBatchInput(outbox=Outbox.LEDGER, key=school.id))
+    grant, revoke = await store.seed.all(LedgerEntry)
+    assert (grant.status, grant.attempts) == ("pending", 1)
+    # The revoke was not tried ahead of its grant: delivering it first would leave the
+    # device granting access once the grant finally lands.
+    assert (revoke.status, revoke.attempts) == ("pending", 0)
     await http.aclose()
