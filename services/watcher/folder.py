@@ -22,6 +22,7 @@ from shared.settings import InputFolderSettings
 
 log = logging.getLogger("esteira.watcher")
 TICK_SECONDS = 0.2
+ENQUEUE_BATCH = 16
 
 
 class FolderWatcher:
@@ -104,8 +105,12 @@ class FolderWatcher:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not stop.is_set():
             if self._assigned:
-                for path in self.tracker.ready(time.monotonic()):
-                    await self._enqueue(path)
+                ready = self.tracker.ready(time.monotonic())
+                # A burst of arrivals is enqueued in parallel batches: each enqueue waits on a
+                # workflow start, and one at a time that round trip caps the intake.
+                for start in range(0, len(ready), ENQUEUE_BATCH):
+                    await asyncio.gather(*(self._enqueue(p)
+                                           for p in ready[start:start + ENQUEUE_BATCH]))
                     if self.status is FolderStatus.STOPPED:
                         return
             with contextlib.suppress(TimeoutError):
