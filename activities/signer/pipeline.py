@@ -24,7 +24,7 @@ from shared.contracts.signer import (
 from shared.db.models import OperationalEvent, utcnow
 from shared.db.signer_models import Job, SigningProfile
 from shared.logs import props
-from shared.metrics_signer import INPUTS_DIVERGED, JOBS_FINISHED
+from shared.metrics_signer import IN_FLIGHT, INPUTS_DIVERGED, JOBS_FINISHED, STAGE_SECONDS
 
 log = logging.getLogger("esteira.signer.pipeline")
 INTERRUPTED_MESSAGE = ("Worker lost after the signing call may have happened; marked as failed "
@@ -69,11 +69,15 @@ class SigningActivities:
             status = JobStatus(current.status) if current else JobStatus.CANCELED
             return JobResult(job_id=job.id, status=status, message="not claimed")
         heartbeat = asyncio.create_task(_heartbeat_forever())
+        in_flight = IN_FLIGHT.labels(format=job.format)
+        in_flight.inc()
         try:
-            return await self._run(job)
+            with STAGE_SECONDS.labels(stage="total").time():
+                return await self._run(job)
         except JobFailed as failure:
             return await self._fail(job, failure.code, failure.message)
         finally:
+            in_flight.dec()
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
@@ -136,7 +140,8 @@ class SigningActivities:
 
     async def _stage(self, job: Job, source: Path) -> tuple[Path, Fingerprint]:
         try:
-            staged, fingerprint = await asyncio.to_thread(self.storage.stage, job.id, source)
+            with STAGE_SECONDS.labels(stage="stage").time():
+                staged, fingerprint = await asyncio.to_thread(self.storage.stage, job.id, source)
         except StorageError as exc:
             raise JobFailed(exc.code, f"Could not stage {source}: {exc.message}") from None
         await self.repository.note(
@@ -146,7 +151,8 @@ class SigningActivities:
 
     async def _in_pool(self, step, request) -> None:
         loop = asyncio.get_running_loop()
-        outcome = await loop.run_in_executor(self.pool, step, request)
+        with STAGE_SECONDS.labels(stage=step.__name__).time():
+            outcome = await loop.run_in_executor(self.pool, step, request)
         if not outcome.ok:
             raise JobFailed(outcome.code or SignerErrorCode.SIGNING_FAILED, outcome.message)
 
@@ -158,7 +164,9 @@ class SigningActivities:
 
     async def _promote(self, job: Job, artifact: Path) -> Path:
         try:
-            return await asyncio.to_thread(self.storage.promote, job.id, artifact, artifact.name)
+            with STAGE_SECONDS.labels(stage="promote").time():
+                return await asyncio.to_thread(self.storage.promote, job.id, artifact,
+                                               artifact.name)
         except StorageError as exc:
             raise JobFailed(exc.code, exc.message) from None
 
@@ -180,7 +188,8 @@ class SigningActivities:
                                        code=SignerErrorCode.JOB_INPUT_DIVERGED)
         await self._transition_with_event(job, output, event)
         await asyncio.to_thread(self.storage.remove_staging, job.id)
-        JOBS_FINISHED.labels(status=JobStatus.COMPLETED.value, format=job.format).inc()
+        JOBS_FINISHED.labels(status=JobStatus.COMPLETED.value, profile=profile.name,
+                             format=job.format).inc()
         log.info("Job %s completed: %s", job.id, output,
                  extra=props(JobId=job.id, Format=job.format, Output=str(output)))
         return JobResult(job_id=job.id, status=JobStatus.COMPLETED, output_path=str(output),
@@ -200,7 +209,8 @@ class SigningActivities:
             job.id, [JobStatus.QUEUED, JobStatus.PROCESSING, JobStatus.VERIFYING],
             JobStatus.FAILED, message + where, code=code, error_code=code,
             error_message=message, completed_at=utcnow())
-        JOBS_FINISHED.labels(status=JobStatus.FAILED.value, format=job.format).inc()
+        JOBS_FINISHED.labels(status=JobStatus.FAILED.value, profile=job.profile_name or "",
+                             format=job.format).inc()
         log.error("Job %s failed (%s): %s", job.id, code, message,
                   extra=props(JobId=job.id, Code=code))
         return JobResult(job_id=job.id, status=JobStatus.FAILED, error_code=code,

@@ -6,12 +6,14 @@ import os
 import time
 from pathlib import Path
 
+from sqlalchemy import func
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.signer.health import check_profile
-from shared.db.signer_models import InputFolderState, SigningProfile
+from shared.db.signer_models import InputFolderState, Job, SigningProfile
+from shared.metrics_signer import QUEUE_DEPTH
 from shared.readiness import Probe
 from shared.settings import Settings
 
@@ -67,3 +69,17 @@ class SignerProbes:
             return health.ok, health.detail
 
         return Probe(f"signing-profile:{profile.name}", run, gating=False)
+
+
+async def refresh_queue_depth(sessions: async_sessionmaker[AsyncSession]) -> None:
+    """Set `bulksigner_queue_depth{status}` from the store (a scrape never fails on it)."""
+    waiting = ("Queued", "AwaitingApproval", "AwaitingSigner", "Processing", "Verifying")
+    try:
+        async with sessions() as session:
+            counts = dict((await session.exec(
+                select(Job.status, func.count()).where(Job.status.in_(waiting))
+                .group_by(Job.status))).all())
+    except Exception:
+        return
+    for status in waiting:
+        QUEUE_DEPTH.labels(status=status).set(counts.get(status, 0))

@@ -10,6 +10,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from shared.db.models import utcnow
 from shared.db.signer_models import InputFolderState
+from shared.metrics_signer import FOLDER_STATUS
 
 log = logging.getLogger("esteira.watcher")
 
@@ -32,6 +33,8 @@ class FolderStateStore:
     async def save(self, name: str, status: FolderStatus, error: str | None,
                    failures: int) -> None:
         """Record the folder's status, last error and failure count."""
+        for each in FolderStatus:
+            FOLDER_STATUS.labels(folder=name, status=each.value).set(1 if each is status else 0)
         try:
             async with self.sessions() as session:
                 row = await session.get(InputFolderState, name) or InputFolderState(

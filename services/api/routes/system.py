@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
+from services.api.signer_probes import refresh_queue_depth
 from shared import metrics
 from shared.readiness import evaluate
 from shared.version import full_version
@@ -44,6 +45,7 @@ async def ready_details(request: Request) -> JSONResponse:
 
 
 @router.get("/metrics")
-async def prometheus_metrics() -> Response:
+async def prometheus_metrics(request: Request) -> Response:
     """Prometheus exposition: our metrics and the Temporal SDK's."""
+    await refresh_queue_depth(request.app.state.context.sessions)
     return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)

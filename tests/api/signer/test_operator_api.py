@@ -225,3 +225,11 @@ async def test_every_signer_route_needs_the_key(api):
                          ("get", "/api/events"), ("get", "/api/folders")]:
         answer = await getattr(api, method)(path)
         assert answer.status_code == 401, path
+
+
+async def test_metrics_show_the_queue_depth_from_the_store(api):
+    await _job(api)
+    await _job(api, file_name="g.pdf", original_path=str(_inbox(api) / "g.pdf"))
+    text = (await api.get("/api/metrics")).text
+    assert 'bulksigner_queue_depth{status="Queued"} 2.0' in text
+    assert 'bulksigner_queue_depth{status="Processing"} 0.0' in text

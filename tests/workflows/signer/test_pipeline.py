@@ -276,3 +276,15 @@ async def test_clear_jobs_while_a_job_is_signing_leaves_no_row_and_no_crash(sign
     assert outcome.status == JobStatus.FAILED, "the worker fails the job it can no longer sign"
     assert await signer.repository.get(job_id) is None
     assert not any((signer.settings.storage_root / "output").iterdir())
+
+
+async def test_metrics_count_jobs_by_status_and_profile_and_time_each_stage(signer):
+    from shared.metrics_signer import IN_FLIGHT, JOBS_FINISHED, STAGE_SECONDS
+
+    completed = JOBS_FINISHED.labels(status="Completed", profile="default", format="Pades")
+    before = completed._value.get()
+    signs_before = STAGE_SECONDS.labels(stage="sign")._sum.get()
+    await signer.wait_for((await signer.enqueue(signer.drop("m.pdf", make_pdf()))).job_id)
+    assert completed._value.get() == before + 1
+    assert STAGE_SECONDS.labels(stage="sign")._sum.get() > signs_before
+    assert IN_FLIGHT.labels(format="Pades")._value.get() == 0
