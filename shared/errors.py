@@ -1,4 +1,4 @@
-"""Stable error codes, which of them are retryable, and their HTTP status."""
+"""Stable error codes shared by every domain, and their HTTP status."""
 
 from __future__ import annotations
 
@@ -16,9 +16,6 @@ class ErrorCode(StrEnum):
     TEMPORAL_UNAVAILABLE = "temporal.unavailable"
     INTERNAL = "internal.error"
 
-
-# Transient conditions a caller (or a Temporal retry policy) may try again.
-RETRYABLE: frozenset[str] = frozenset({ErrorCode.STORE_UNAVAILABLE, ErrorCode.TEMPORAL_UNAVAILABLE})
 
 HTTP_STATUS: dict[str, int] = {
     ErrorCode.AUTH_MISSING_KEY: 401,
@@ -44,7 +41,3 @@ class EsteiraError(Exception):
         """The JSON error body: `{"code": …, "message": …}`."""
         return {"code": self.code, "message": self.message}
 
-
-def is_retryable(code: str) -> bool:
-    """Whether an error with this code may succeed if tried again."""
-    return code in RETRYABLE

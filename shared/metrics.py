@@ -49,10 +49,9 @@ def exposition() -> bytes:
     return generate_latest(REGISTRY)
 
 
-def mark_process_dead(pid: int) -> None:
-    """Drop a stopped process's live gauges from the shared folder."""
-    if os.environ.get(MULTIPROC_ENV):
-        prometheus_multiprocess.mark_process_dead(pid)
+def mark_process_dead(pid: int, directory: Path) -> None:
+    """Drop an exited process's live gauges (e.g. jobs in flight) from the shared folder."""
+    prometheus_multiprocess.mark_process_dead(pid, str(directory))
 
 
 class TemporalMetricsBridge:

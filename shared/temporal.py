@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
+from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
 from shared.settings import Settings
@@ -26,11 +26,6 @@ def tls_config(settings: Settings) -> TLSConfig | bool:
         if temporal.tls_server_ca_cert_path else None,
         domain=temporal.tls_server_name,
     )
-
-
-def runtime_with_metrics(bind_address: str) -> Runtime:
-    """A runtime exporting the SDK's metrics on their own Prometheus endpoint."""
-    return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(bind_address=bind_address)))
 
 
 async def connect(settings: Settings, *, runtime: Runtime | None = None) -> Client:

@@ -29,6 +29,7 @@ from shared.db.models import OperationalEvent
 from shared.db.signer_models import Job, SigningProfile
 from shared.logs import props
 from shared.metrics_signer import JOBS_ENQUEUED
+from shared.settings import Settings
 
 log = logging.getLogger("esteira.signer.enqueue")
 
@@ -65,6 +66,16 @@ class Enqueuer:
         self.reject_processed_names = reject_processed_names
         self.jobs_queue, self.signing_queue = task_queues(task_queue_suffix)
         self.heartbeat_timeout_seconds = heartbeat_timeout_seconds
+
+    @classmethod
+    def from_settings(cls, repository: JobRepository, storage: StorageTree, client: Client,
+                      settings: Settings) -> Enqueuer:
+        """An enqueuer configured by `Pipeline:*`."""
+        pipeline = settings.pipeline
+        return cls(repository, storage, client,
+                   reject_processed_names=pipeline.reject_already_processed_file_names,
+                   task_queue_suffix=pipeline.task_queue_suffix,
+                   heartbeat_timeout_seconds=pipeline.heartbeat_timeout_seconds)
 
     async def enqueue(self, path: Path, *, source: JobSource, profile: SigningProfile,
                       folder: str | None = None, parent_job_id: str | None = None

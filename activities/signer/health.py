@@ -6,8 +6,8 @@ import asyncio
 from dataclasses import dataclass
 
 from activities.signer.crypto.errors import SignerCryptoError
-from activities.signer.engine import CertificateSpec, open_certificate
-from activities.signer.profiles import profile_secret
+from activities.signer.engine import open_certificate
+from activities.signer.profiles import certificate_spec
 from shared.db.signer_models import SigningProfile
 
 
@@ -22,12 +22,7 @@ class ProfileHealth:
 
 def _check(profile: SigningProfile) -> ProfileHealth:
     try:
-        spec = CertificateSpec(
-            cache_key=profile.name, source=profile.cert_source, secret=profile_secret(profile),
-            pfx_path=profile.pfx_path, pkcs11_module=profile.pkcs11_module,
-            pkcs11_token_label=profile.pkcs11_token_label,
-            pkcs11_thumbprint=profile.pkcs11_thumbprint)
-        signer = open_certificate(spec)
+        signer = open_certificate(certificate_spec(profile))
     except SignerCryptoError as exc:
         return ProfileHealth(profile.name, False, f"DEGRADED: {exc.message}")
     except OSError as exc:

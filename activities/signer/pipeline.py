@@ -11,7 +11,7 @@ from pathlib import Path
 from temporalio import activity
 
 from activities.signer import engine
-from activities.signer.profiles import output_name, profile_secret
+from activities.signer.profiles import certificate_spec, output_name
 from activities.signer.repository import JobRepository
 from activities.signer.storage import Fingerprint, StorageError, StorageTree
 from shared.contracts.signer import (
@@ -114,7 +114,7 @@ class SigningActivities:
         # allowed to sign again on its own.
         await self.repository.note(job.id, f"Signing ({fmt.value}).", signing_started_at=utcnow())
         await self._in_pool(engine.sign, engine.SignRequest(
-            certificate=_certificate_spec(profile), fmt=fmt, staged=str(staged),
+            certificate=certificate_spec(profile), fmt=fmt, staged=str(staged),
             artifact=str(artifact), policy=profile.policy))
         await self._transition(job, JobStatus.PROCESSING, JobStatus.VERIFYING,
                                "Signed; verifying." if profile.verify
@@ -157,8 +157,9 @@ class SigningActivities:
             raise JobFailed(outcome.code or SignerErrorCode.SIGNING_FAILED, outcome.message)
 
     async def _transition(self, job: Job, expected: JobStatus, to: JobStatus, message: str,
-                          **fields: object) -> None:
-        if not await self.repository.transition(job.id, [expected], to, message, **fields):
+                          *, event: OperationalEvent | None = None, **fields: object) -> None:
+        if not await self.repository.transition(job.id, [expected], to, message, event=event,
+                                                **fields):
             raise JobFailed(SignerErrorCode.JOB_INTERRUPTED,
                             f"Job left {expected.value} while this worker held it.")
 
@@ -174,9 +175,8 @@ class SigningActivities:
                         fingerprint: Fingerprint, output: Path) -> JobResult:
         check = await asyncio.to_thread(self.storage.delete_input_if_unchanged, source,
                                         fingerprint)
-        returned, event = None, None
+        event = None
         if not check.deleted and not check.gone:
-            returned = str(source)
             INPUTS_DIVERGED.labels(profile=profile.name).inc()
             event = OperationalEvent(
                 domain="signer", type="InputDiverged", actor=self.instance_id,
@@ -186,21 +186,16 @@ class SigningActivities:
                             "path": str(source), "folder": job.folder})
             await self.repository.note(job.id, f"Input diverged: {check.reason}",
                                        code=SignerErrorCode.JOB_INPUT_DIVERGED)
-        await self._transition_with_event(job, output, event)
+        # The event is written with the terminal transition: the watcher that takes the path
+        # back reads it only once the job has ended.
+        await self._transition(job, JobStatus.VERIFYING, JobStatus.COMPLETED, "Completed.",
+                               event=event, output_path=str(output), completed_at=utcnow())
         await asyncio.to_thread(self.storage.remove_staging, job.id)
         JOBS_FINISHED.labels(status=JobStatus.COMPLETED.value, profile=profile.name,
                              format=job.format).inc()
         log.info("Job %s completed: %s", job.id, output,
                  extra=props(JobId=job.id, Format=job.format, Output=str(output)))
-        return JobResult(job_id=job.id, status=JobStatus.COMPLETED, output_path=str(output),
-                         returned_path=returned)
-
-    async def _transition_with_event(self, job: Job, output: Path,
-                                     event: OperationalEvent | None) -> None:
-        if not await self.repository.transition(
-                job.id, [JobStatus.VERIFYING], JobStatus.COMPLETED, "Completed.",
-                event=event, output_path=str(output), completed_at=utcnow()):
-            raise JobFailed(SignerErrorCode.JOB_INTERRUPTED, "Job left Verifying unexpectedly.")
+        return JobResult(job_id=job.id, status=JobStatus.COMPLETED, output_path=str(output))
 
     async def _fail(self, job: Job, code: str, message: str) -> JobResult:
         moved = await asyncio.to_thread(self.storage.move_to_error, job.id)
@@ -215,14 +210,6 @@ class SigningActivities:
                   extra=props(JobId=job.id, Code=code))
         return JobResult(job_id=job.id, status=JobStatus.FAILED, error_code=code,
                          message=message)
-
-
-def _certificate_spec(profile: SigningProfile) -> engine.CertificateSpec:
-    return engine.CertificateSpec(
-        cache_key=f"{profile.name}:{profile.version}:{profile.updated_at.isoformat()}",
-        source=profile.cert_source, secret=profile_secret(profile), pfx_path=profile.pfx_path,
-        pkcs11_module=profile.pkcs11_module, pkcs11_token_label=profile.pkcs11_token_label,
-        pkcs11_thumbprint=profile.pkcs11_thumbprint)
 
 
 async def _heartbeat_forever() -> None:

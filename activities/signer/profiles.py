@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.engine import CertificateSpec
 from shared.contracts.signer import SignatureFormat
 from shared.db.signer_models import SigningProfile
 from shared.settings import ConfigurationError, Settings
@@ -163,6 +164,15 @@ def ensure_dev_pki(directory: Path) -> dict[str, Path]:
     log.warning("Generated a development CA and signing certificate under %s "
                 "(NOT FOR PRODUCTION)", directory)
     return paths
+
+
+def certificate_spec(profile: SigningProfile) -> CertificateSpec:
+    """How the engine opens this profile's key; a changed profile gets a new cache key."""
+    return CertificateSpec(
+        cache_key=f"{profile.name}:{profile.version}:{profile.updated_at.isoformat()}",
+        source=profile.cert_source, secret=profile_secret(profile), pfx_path=profile.pfx_path,
+        pkcs11_module=profile.pkcs11_module, pkcs11_token_label=profile.pkcs11_token_label,
+        pkcs11_thumbprint=profile.pkcs11_thumbprint)
 
 
 def profile_secret(profile: SigningProfile) -> str | None:

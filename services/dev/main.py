@@ -25,7 +25,7 @@ from shared.db.engine import create_engine, session_factory
 from shared.db.pipeline import read_pipeline_state
 from shared.logs.files import DailyFileHandler, DailySizeRotatingFile
 from shared.logs.masking import SecretMasker, secret_values
-from shared.metrics import MULTIPROC_ENV, prepare_multiprocess_dir
+from shared.metrics import MULTIPROC_ENV, mark_process_dead, prepare_multiprocess_dir
 from shared.settings import Settings
 from shared.temporal import connect
 
@@ -48,18 +48,20 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
     generated = settings.api_key is None and ensure_generated_api_key(settings.api_key_file)
     masker.add(_api_key_values(settings))
     run_dir = data_dir / "run"
-    prepare_multiprocess_dir(run_dir / "metrics")
+    metrics_dir = run_dir / "metrics"
+    prepare_multiprocess_dir(metrics_dir)
     log_file = DailySizeRotatingFile(
         settings.log_dir, size_limit_bytes=settings.logging.file_size_limit_mb * 1024 * 1024,
         retained=settings.logging.retained_file_count)
     _log_to(log_file)
-    supervisor = Supervisor(_sink(log_file, masker))
+    supervisor = Supervisor(_sink(log_file, masker),
+                            on_exit=lambda pid: mark_process_dead(pid, metrics_dir))
     child_env = {
         "ESTEIRA_CHILD": "1",
         "ESTEIRA_DATA_DIR": str(data_dir),
         # The supervisor is the only writer of the log file; children log to it through us.
         "ESTEIRA_LOGGING__TO_FILE": "false",
-        MULTIPROC_ENV: str(run_dir / "metrics"),
+        MULTIPROC_ENV: str(metrics_dir),
         "PYTHONUNBUFFERED": "1",
     }
     try:

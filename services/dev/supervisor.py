@@ -48,8 +48,10 @@ def _die_with_parent() -> None:
 class Supervisor:
     """Starts children, restarts a crashed one with backoff, stops all in reverse order."""
 
-    def __init__(self, sink: Callable[[str, bool], None]) -> None:
+    def __init__(self, sink: Callable[[str, bool], None],
+                 on_exit: Callable[[int], None] | None = None) -> None:
         self._sink = sink
+        self._on_exit = on_exit
         self._children: dict[str, asyncio.subprocess.Process] = {}
         self._specs: list[ChildSpec] = []
         self._tasks: list[asyncio.Task[None]] = []
@@ -105,6 +107,8 @@ class Supervisor:
             process = self._children[spec.name]
             await self._pump(spec, process)
             code = await process.wait()
+            if self._on_exit is not None:
+                self._on_exit(process.pid)
             if self._stopping:
                 return
             delay = _RESTART_DELAYS[min(failures, len(_RESTART_DELAYS) - 1)]

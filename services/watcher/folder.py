@@ -17,6 +17,7 @@ from activities.signer.repository import JobRepository
 from services.watcher.stability import StabilityTracker
 from services.watcher.state import FolderStateStore, FolderStatus
 from shared.contracts.signer import JobSource
+from shared.db.signer_models import SigningProfile
 from shared.logs import props
 from shared.settings import InputFolderSettings
 
@@ -41,7 +42,8 @@ class FolderWatcher:
         self.max_failures = max_failures
         self.failures = 0
         self.status = FolderStatus.STARTING
-        self._assigned = False
+        # The owning profile as last read (once per poll interval, not once per file).
+        self._profile: SigningProfile | None = None
 
     def offer(self, path: Path) -> None:
         """Consider a file (from an event, an enumeration, or a path handed back)."""
@@ -54,13 +56,11 @@ class FolderWatcher:
         try:
             while not stop.is_set() and self.status is not FolderStatus.STOPPED:
                 assigned = await self._assigned_now()
-                if assigned and not self._assigned:
-                    self._assigned = True
+                if assigned and events is None:
                     await self._set(FolderStatus.RUNNING)
                     self._enumerate()
                     events = asyncio.create_task(self._events(stop))
-                elif not assigned and self._assigned:
-                    self._assigned = False
+                elif not assigned and events is not None:
                     await _cancel(events)
                     events = None
                     log.warning("Folder %s has no profile: its files wait", self.folder.name)
@@ -71,11 +71,12 @@ class FolderWatcher:
             await _cancel(events)
 
     async def _assigned_now(self) -> bool:
+        """Refresh the owning profile; a store hiccup keeps the last answer."""
         try:
-            return await self.repository.profile_for_folder(self.folder.name) is not None
+            self._profile = await self.repository.profile_for_folder(self.folder.name)
         except Exception as exc:
             log.warning("Folder %s: could not read its profile: %s", self.folder.name, exc)
-            return self._assigned
+        return self._profile is not None
 
     def _enumerate(self) -> None:
         try:
@@ -104,7 +105,7 @@ class FolderWatcher:
     async def _tick_for(self, seconds: float, stop: asyncio.Event) -> None:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not stop.is_set():
-            if self._assigned:
+            if self._profile is not None:
                 ready = self.tracker.ready(time.monotonic())
                 # A burst of arrivals is enqueued in parallel batches: each enqueue waits on a
                 # workflow start, and one at a time that round trip caps the intake.
@@ -119,7 +120,7 @@ class FolderWatcher:
     async def _enqueue(self, path: Path) -> None:
         if path.is_symlink() or not path.is_file():
             return
-        profile = await self.repository.profile_for_folder(self.folder.name)
+        profile = self._profile
         if profile is None:
             return
         try:

@@ -38,11 +38,7 @@ async def run_watcher(settings: Settings) -> None:
             return
         repository = JobRepository(sessions)
         storage = StorageTree(settings.storage_root)
-        enqueuer = Enqueuer(
-            repository, storage, client,
-            reject_processed_names=settings.pipeline.reject_already_processed_file_names,
-            task_queue_suffix=settings.pipeline.task_queue_suffix,
-            heartbeat_timeout_seconds=settings.pipeline.heartbeat_timeout_seconds)
+        enqueuer = Enqueuer.from_settings(repository, storage, client, settings)
         states = FolderStateStore(sessions)
         watchers = {
             folder.name: FolderWatcher(

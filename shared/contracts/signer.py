@@ -117,14 +117,4 @@ class JobResult(BaseModel):
     error_code: str | None = None
     message: str | None = None
     output_path: str | None = None
-    # The input path to hand back to its folder's watcher after the job ends (divergence).
-    returned_path: str | None = None
 
-
-class ReturnPathInput(BaseModel):
-    """Hand an input path back to its folder's watcher as a new candidate."""
-
-    model_config = ConfigDict(frozen=True)
-
-    job_id: str
-    path: str

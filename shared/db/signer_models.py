@@ -8,9 +8,10 @@ from typing import Any
 from sqlalchemy import JSON, Column, DateTime, ForeignKey, Index, String, text
 from sqlmodel import Field, SQLModel
 
+from shared.contracts.signer import ACTIVE_STATUSES
 from shared.db.models import utcnow
 
-ACTIVE_STATUS_SQL = "('Queued','Processing','Verifying','AwaitingApproval','AwaitingSigner')"
+ACTIVE_STATUS_SQL = "(" + ",".join(sorted(f"'{s.value}'" for s in ACTIVE_STATUSES)) + ")"
 
 
 def _ts(nullable: bool = True, **kwargs: Any) -> Any:

@@ -6,7 +6,6 @@ from pathlib import Path
 from unittest import mock
 
 import httpx
-import pytest
 from temporalio.client import Client
 
 from services.api.app import create_app
@@ -177,7 +176,3 @@ def _client(context):
     transport = httpx.ASGITransport(app=create_app(context))
     return httpx.AsyncClient(transport=transport, base_url="http://esteira")
 
-
-@pytest.fixture(autouse=True)
-def _no_generated_key_file(settings):
-    assert not settings.api_key_file.exists()

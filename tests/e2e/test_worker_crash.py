@@ -17,6 +17,7 @@ from activities.signer.enqueue import Enqueuer
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree
 from services.bootstrap import bootstrap
+from shared.contracts.signer import JobSource
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent
 from shared.db.signer_models import Job, SigningProfile
@@ -72,7 +73,7 @@ class Deployment:
             for _ in range(megabytes):
                 handle.write(chunk)
         profile = await self.repository.profile("default")
-        result = await self.enqueuer.enqueue(path, source=_watcher(), profile=profile,
+        result = await self.enqueuer.enqueue(path, source=JobSource.WATCHER, profile=profile,
                                              folder="inbox")
         return result.job_id, path
 
@@ -94,12 +95,6 @@ class Deployment:
             if worker.poll() is None:
                 self.kill(worker)
         await self.engine.dispose()
-
-
-def _watcher():
-    from shared.contracts.signer import JobSource
-
-    return JobSource.WATCHER
 
 
 @pytest.fixture

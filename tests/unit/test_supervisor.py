@@ -29,16 +29,19 @@ def _alive(pid: int) -> bool:
 
 async def test_output_reaches_the_sink_and_a_crash_is_restarted():
     lines: list[tuple[str, bool]] = []
-    supervisor = Supervisor(lambda line, console: lines.append((line, console)))
+    exited: list[int] = []
+    supervisor = Supervisor(lambda line, console: lines.append((line, console)),
+                            on_exit=exited.append)
     crashy = _python("print('up', flush=True); raise SystemExit(3)")
     await supervisor.start(ChildSpec("crashy", crashy))
-    for _ in range(100):
-        if sum(1 for line, _ in lines if line == "up") >= 2:
+    for _ in range(200):
+        if len(set(exited)) >= 2:  # the child crashed, was restarted, and crashed again
             break
         await asyncio.sleep(0.05)
     await supervisor.stop()
     assert sum(1 for line, _ in lines if line == "up") >= 2
     assert all(console for _, console in lines)
+    assert len(set(exited)) >= 2, "each exit is reported (its live metrics are dropped)"
 
 
 async def test_foreign_output_is_wrapped_and_kept_off_the_console():

@@ -56,12 +56,9 @@ def _actor(request: Request) -> str:
 
 
 async def _enqueuer(ctx: ApiContext) -> Enqueuer:
-    pipeline = ctx.settings.pipeline
-    return Enqueuer(JobRepository(ctx.sessions), StorageTree(ctx.settings.storage_root),
-                    await ctx.temporal(),
-                    reject_processed_names=pipeline.reject_already_processed_file_names,
-                    task_queue_suffix=pipeline.task_queue_suffix,
-                    heartbeat_timeout_seconds=pipeline.heartbeat_timeout_seconds)
+    return Enqueuer.from_settings(JobRepository(ctx.sessions),
+                                  StorageTree(ctx.settings.storage_root), await ctx.temporal(),
+                                  ctx.settings)
 
 
 @router.post("/pipeline/pause")

@@ -76,12 +76,8 @@ async def test_bad_documents_fail_with_their_code_and_lose_nothing(signer, name,
     assert (signer.inbox / name).read_bytes() == data, "the input stays where it was"
     assert (signer.settings.storage_root / "error" / job_id / name).read_bytes() == data
     failed = (await signer.history(job_id))[-1]
-    assert failed.to_status == "Failed" and failed.code == code and error_folder(job_id) in \
-        failed.message
-
-
-def error_folder(job_id: str) -> str:
-    return f"error/{job_id}"
+    assert failed.to_status == "Failed" and failed.code == code
+    assert f"error/{job_id}" in failed.message
 
 
 async def test_an_existing_output_is_never_overwritten(signer):
