@@ -103,7 +103,7 @@ async def _queue_stats(client: Client, task_queue: str) -> tuple[int, int]:
             DescribeTaskQueueRequest(namespace=client.namespace,
                                      task_queue=TaskQueue(name=task_queue),
                                      task_queue_type=queue_type, report_stats=True),
-            timeout=QUERY_TIMEOUT,
+            retry=True, timeout=QUERY_TIMEOUT,
         )
         backlog += response.stats.approximate_backlog_count
         pollers = max(pollers, len(response.pollers))

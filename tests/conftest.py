@@ -26,6 +26,10 @@ REQUIRE_POSTGRES = os.environ.get("ESTEIRA_TEST_REQUIRE_POSTGRES") == "1"
 DEV_SERVER_ARGS = [
     "--dynamic-config-value", 'history.timerProcessorMaxTimeShift="10ms"',
     "--dynamic-config-value", "frontend.WorkflowTimeSkippingEnabled=true",
+    # The frontend recycles connections every 5 minutes (HTTP/2 GOAWAY); a long poll or raw
+    # RPC caught in the switch fails instead of retrying (sdk-python#1829). The session client
+    # outlives that window, so keep one connection for the whole run.
+    "--dynamic-config-value", 'frontend.keepAliveMaxConnectionAge="2h"',
 ]
 
 

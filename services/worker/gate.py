@@ -31,11 +31,17 @@ class PauseGatedWorker:
         self._poll_seconds = poll_seconds
         self._worker: Worker | None = None
         self._running: asyncio.Task[None] | None = None
+        self._draining = False
 
     @property
     def polling(self) -> bool:
-        """Whether the worker is currently polling for signing work."""
+        """Whether the worker is polling for signing work."""
         return self._worker is not None
+
+    @property
+    def drained(self) -> bool:
+        """Paused and done: no poller, and nothing a last poll handed over is still running."""
+        return self._worker is None and not self._draining
 
     async def run(self, stop: asyncio.Event) -> None:
         """Follow the pause row until `stop` is set, then drain."""
@@ -74,9 +80,15 @@ class PauseGatedWorker:
     async def _stop_worker(self) -> None:
         if self._worker is None:
             return
+        # A poll already open when the pause arrived may still hand over a task; shutdown
+        # lets it run to the end, so `drained` waits for that too.
         worker, running = self._worker, self._running
         self._worker = self._running = None
-        await worker.shutdown()
-        if running is not None:
-            with contextlib.suppress(Exception):
-                await running
+        self._draining = True
+        try:
+            await worker.shutdown()
+            if running is not None:
+                with contextlib.suppress(Exception):
+                    await running
+        finally:
+            self._draining = False

@@ -122,14 +122,14 @@ class SignerHarness:
             return list((await session.exec(select(OperationalEvent).where(
                 OperationalEvent.type == type))).all())
 
-    async def set_paused(self, paused: bool) -> None:
-        """Write the pause row and wait until the gate has followed it."""
+    async def set_paused(self, paused: bool, *, drain: bool = True) -> None:
+        """Write the pause row and wait until the gate has followed it (and drained)."""
         async with self.sessions() as session:
             state = await session.get(PipelineState, 1) or PipelineState()
             state.paused = paused
             session.add(state)
             await session.commit()
-        while self.gate.polling == paused:
+        while self.gate.polling == paused or (paused and drain and not self.gate.drained):
             await asyncio.sleep(0.02)
 
 

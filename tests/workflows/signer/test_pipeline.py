@@ -165,8 +165,7 @@ async def test_pause_holds_new_claims_and_lets_in_flight_jobs_finish(signer):
     in_flight = (await signer.enqueue(signer.drop("first.pdf", make_pdf()))).job_id
     while (await signer.repository.get(in_flight)).signing_started_at is None:
         await asyncio.sleep(0.05)
-    await signer.set_paused(True)
-    await asyncio.sleep(0.5)  # the gate notices the pause and stops polling
+    await signer.set_paused(True, drain=False)  # the first job holds the drain open
     queued = (await signer.enqueue(signer.drop("second.pdf", make_pdf()))).job_id
     release.set()
     assert (await signer.wait_for(in_flight)).status == JobStatus.COMPLETED.value
@@ -211,9 +210,9 @@ async def test_a_job_lost_after_the_signing_call_fails_and_is_never_signed_again
     await signer.set_paused(True)
     path = signer.drop("lost.pdf", make_pdf())
     job_id = (await signer.enqueue(path)).job_id
-    await signer.repository.transition(job_id, [JobStatus.QUEUED], JobStatus.PROCESSING,
-                                       "Worker started job (dead-worker).",
-                                       instance_id="dead-worker")
+    assert await signer.repository.transition(job_id, [JobStatus.QUEUED], JobStatus.PROCESSING,
+                                              "Worker started job (dead-worker).",
+                                              instance_id="dead-worker")
     staging = signer.storage.staging_dir(job_id)
     staging.mkdir(parents=True)
     (staging / "lost.pdf").write_bytes(path.read_bytes())
@@ -235,9 +234,9 @@ async def test_a_job_lost_after_the_signing_call_fails_and_is_never_signed_again
 async def test_a_job_lost_before_the_signing_call_is_requeued_and_completes(signer):
     await signer.set_paused(True)
     job_id = (await signer.enqueue(signer.drop("early.pdf", make_pdf()))).job_id
-    await signer.repository.transition(job_id, [JobStatus.QUEUED], JobStatus.PROCESSING,
-                                       "Worker started job (dead-worker).",
-                                       instance_id="dead-worker")
+    assert await signer.repository.transition(job_id, [JobStatus.QUEUED], JobStatus.PROCESSING,
+                                              "Worker started job (dead-worker).",
+                                              instance_id="dead-worker")
     await signer.set_paused(False)
     assert (await signer.wait_for(job_id)).status == JobStatus.COMPLETED.value
     [event] = await signer.events("JobTakenOver")

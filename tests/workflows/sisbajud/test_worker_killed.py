@@ -79,7 +79,8 @@ async def test_kill_9_between_ledger_write_and_result_writes_once(world, tempora
             # now rather than after the dead worker's sticky timeout (10 s).
             await client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
                 namespace=client.namespace,
-                execution=WorkflowExecution(workflow_id=order_workflow_id(order_id))))
+                execution=WorkflowExecution(workflow_id=order_workflow_id(order_id))),
+                retry=True)
         finally:
             if doomed.poll() is None:
                 doomed.kill()
