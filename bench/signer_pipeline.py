@@ -139,6 +139,52 @@ def _tree_rss_mb(root: int) -> float:
     return total / 1024 / 1024
 
 
+def _tree_cpu(root: int) -> dict[str, float]:
+    """CPU seconds (user + system) per process of the tree, keyed by a short role name."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    ticks = os.sysconf("SC_CLK_TCK")
+    usage: dict[str, float] = {}
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        stack.extend(children.get(pid, []))
+        try:
+            fields = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+            argv = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        role = _role([a.decode(errors="replace") for a in argv if a])
+        usage[role] = usage.get(role, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
+    return usage
+
+
+def _role(argv: list[str]) -> str:
+    """`temporal`, `worker`, `watcher`, `signing pool`... from a command line."""
+    if argv and argv[0].endswith("temporal"):
+        return "temporal server"
+    if "multiprocessing" in " ".join(argv):
+        return "signing pool"
+    for word in ("worker", "watcher", "api", "grpc", "webhook", "simulator", "dev"):
+        if word in argv:
+            return word
+    return "other"
+
+
+def _cpu_delta(before: dict[str, float], after: dict[str, float], n: int) -> str:
+    """Milliseconds of CPU per document, per role, busiest first."""
+    delta = {role: after.get(role, 0.0) - before.get(role, 0.0) for role in after}
+    parts = [f"{role} {seconds * 1000 / n:.0f}" for role, seconds in
+             sorted(delta.items(), key=lambda item: -item[1]) if seconds > 0.005]
+    return f"total {sum(delta.values()) * 1000 / n:.0f} ms/doc: " + ", ".join(parts)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=500)
@@ -171,11 +217,14 @@ def main() -> None:
         docs = [samples.make_pdf(100_000) for _ in range(args.n)]
         print(f"{args.n} PDFs of ~{len(docs[0]) // 1024} KB, {os.cpu_count()} cores, "
               f"esteira dev defaults (MaxConcurrency 4, SQLite)")
-        results = {"(a) one process, pyHanko": baseline_a(docs, workdir / "data" / "pki"),
-                   "(b) no-op workflows": asyncio.run(baseline_b(f"127.0.0.1:{temporal}",
-                                                                 args.n))}
+        results = {"(a) one process, pyHanko": baseline_a(docs, workdir / "data" / "pki")}
+        cpu = [_tree_cpu(dev.pid)]
+        results["(b) no-op workflows"] = asyncio.run(baseline_b(f"127.0.0.1:{temporal}",
+                                                                args.n))
+        cpu.append(_tree_cpu(dev.pid))
         sample_rss()
         results["pipeline, drop -> Completed"] = pipeline(workdir / "data", docs, sample_rss)
+        cpu.append(_tree_cpu(dev.pid))
         width = max(map(len, results))
         print(f"{'':<{width}}  {'docs/s':>8} {'p50 ms':>9} {'p99 ms':>9}")
         for name, figures in results.items():
@@ -185,6 +234,8 @@ def main() -> None:
                  / results["(b) no-op workflows"]["docs_per_s"])
         print(f"pipeline / (b) = {ratio:.2f} (target >= 0.8); peak RSS of esteira dev "
               f"process tree = {peak[0]:.0f} MB")
+        print(f"CPU of esteira dev during (b): {_cpu_delta(cpu[0], cpu[1], args.n)}")
+        print(f"CPU of esteira dev during the pipeline: {_cpu_delta(cpu[1], cpu[2], args.n)}")
     finally:
         dev.send_signal(signal.SIGTERM)
         dev.wait(120)

@@ -125,25 +125,42 @@ async def _blast(url: str, secret: str, count: int, concurrency: int,
 
 
 def bench_gateway(args, secret: str, work: Path) -> dict:
-    """The gateway (`esteira webhook`, SQLite store) beside the HMAC-only baseline."""
+    """The gateway (`esteira webhook`: HMAC, SQLite, order fetch) beside the HMAC-only baseline."""
     data = work / "gateway"
     data.mkdir()
-    ports = dict(zip(("webhook", "api"), free_ports(2), strict=True))
+    ports = dict(zip(("webhook", "api", "mensageria"), free_ports(3), strict=True))
     env = _env(data / "data", ports, secret)
     subprocess.run([*ESTEIRA, "migrate"], env=env, cwd=data, check=True, capture_output=True)
     with Processes() as procs:
         procs.start("webhook", [*ESTEIRA, "webhook"], env, data)
+        procs.start("mensageria", [*ESTEIRA, "simulator", "mensageria", "--no-demo"], env, data)
         procs.start("baseline", [sys.executable, __file__, "--serve-baseline", str(ports["api"]),
                                  "--secret", secret], env, data)
+        mensageria = f"http://127.0.0.1:{ports['mensageria']}"
         _wait_http(f"http://127.0.0.1:{ports['webhook']}/health")
         _wait_http(f"http://127.0.0.1:{ports['api']}/docs")
+        _wait_http(f"{mensageria}/_sim/orders")
         results = {}
         for name, port in (("baseline (HMAC only)", ports["api"]),
-                           ("gateway (HMAC + SQLite)", ports["webhook"])):
+                           ("gateway (HMAC+SQL+fetch)", ports["webhook"])):
             url = f"http://127.0.0.1:{port}{WEBHOOK_PATH}"
-            asyncio.run(_blast(url, secret, min(200, args.notices), args.concurrency))  # warm
-            results[name] = asyncio.run(_blast(url, secret, args.notices, args.concurrency))
+            # Every notice names an order the Mensageria serves: the accepted path is measured.
+            warm, measured = (_seeded_orders(mensageria, n)
+                              for n in (min(200, args.notices), args.notices))
+            asyncio.run(_blast(url, secret, len(warm), args.concurrency, warm))
+            results[name] = asyncio.run(_blast(url, secret, len(measured), args.concurrency,
+                                               measured))
     return results
+
+
+def _seeded_orders(mensageria: str, count: int) -> list[str]:
+    """`count` fresh BLOQUEIO orders stored in the Mensageria simulator."""
+    order_ids = [str(uuid.uuid4()) for _ in range(count)]
+    httpx.post(f"{mensageria}/_sim/orders", timeout=30, json=[
+        {"orderId": o, "revision": 1, "operation": "BLOQUEIO", "institutionId": INSTITUTION,
+         "subject": {"document": DOCUMENT}, "amount": "1.00"} for o in order_ids]
+    ).raise_for_status()
+    return order_ids
 
 
 def bench_orders(args, secret: str, work: Path) -> dict:

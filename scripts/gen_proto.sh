@@ -7,7 +7,7 @@ rm -rf "$out"
 mkdir -p "$out"
 python -m grpc_tools.protoc -I proto --python_out="$out" --pyi_out="$out" \
   --grpc_python_out="$out" $(find proto -name '*.proto' | sort)
-# protoc writes absolute `esteira.v1` imports; make them relative to our package.
+# protoc writes absolute `esteira.…` imports; make them relative to our package.
 find "$out" -name '*.py' -exec sed -i -E \
-  's/^from esteira\.v1 import/from services.grpc_server.gen.esteira.v1 import/' {} +
+  's/^from esteira\.([a-z0-9_.]+) import/from services.grpc_server.gen.esteira.\1 import/' {} +
 find "$out" -type d -exec touch {}/__init__.py \;

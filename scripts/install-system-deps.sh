@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages the tests use (idempotent): PostgreSQL for the second store tier,
-# and the verifiers nobody here wrote (pdfsig, openssl cms, xmlsec1) plus SoftHSM2 for PKCS#11.
+# the verifiers nobody here wrote (pdfsig, openssl cms, xmlsec1), SoftHSM2 for PKCS#11 and
+# Chromium for the dashboard's browser tests.
 set -euo pipefail
 
 missing=()
@@ -10,6 +11,8 @@ command -v pdfsig >/dev/null || missing+=(poppler-utils)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v xmlsec1 >/dev/null || missing+=(xmlsec1)
 command -v softhsm2-util >/dev/null || missing+=(softhsm2)
+# Headless browser for the dashboard tests (Playwright drives it; its own download can't run).
+command -v chromium >/dev/null || missing+=(chromium)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from services.dashboard.accounts import banner_note
 from shared.db.engine import describe_store
 from shared.settings import Settings, unknown_environment_keys
 from shared.version import full_version
@@ -54,6 +55,7 @@ def ready_rows(settings: Settings, *, pipeline: str, api_key_note: str,
         ("temporal", f"{settings.temporal_address} (namespace {settings.temporal.namespace})"),
         ("temporal ui", f"http://{settings.host}:{settings.ports.temporal_ui}"),
         ("rest api", f"http://{settings.host}:{settings.ports.api}/api"),
+        ("dashboard", banner_note(settings)),
         ("grpc", f"{settings.host}:{settings.ports.grpc}"),
         ("api key", api_key_note),
         ("logs", str(settings.log_dir / "esteira-yyyyMMdd.log")),

@@ -10,6 +10,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.signer.encryption import salt_path
 from activities.signer.health import check_profile
+from activities.signer.lacuna.health import method_health
 from services.banner import render
 from shared.db.signer_models import SigningProfile
 from shared.settings import Settings
@@ -25,7 +26,7 @@ async def signer_rows_and_panel(settings: Settings, sessions: async_sessionmaker
     panel_rows: list[tuple[str, str]] = []
     sources = []
     for profile in profiles:
-        health = await check_profile(profile)
+        health = await method_health(await check_profile(profile), profile, settings)
         state = "ok" if health.ok else "DEGRADED ·"
         folder = profile.input_folder or "none (uploads only)"
         flags = [f"format={profile.format}", f"folder={folder}",

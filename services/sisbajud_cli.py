@@ -38,6 +38,11 @@ def _simulator(settings: Settings, args: argparse.Namespace) -> int:
 
         serve_turnstile(settings.host, settings.ports.turnstile)
         return 0
+    if args.name == "lacuna":
+        from services.simulators.lacuna.dev import serve_lacuna
+
+        serve_lacuna(settings)
+        return 0
     serve = serve_midaz if args.name == "midaz" else serve_mensageria
     asyncio.run(serve(settings, demo=not args.no_demo))
     return 0
@@ -64,7 +69,7 @@ def _hub(settings: Settings, args: argparse.Namespace) -> int:
 def add_arguments(name: str, sub: argparse.ArgumentParser) -> None:
     """Arguments of this module's commands."""
     if name == "simulator":
-        sub.add_argument("name", choices=["midaz", "mensageria", "turnstile"])
+        sub.add_argument("name", choices=["midaz", "mensageria", "turnstile", "lacuna"])
         sub.add_argument("--no-demo", action="store_true",
                          help="start empty (no demo ledger data, no demo order)")
     elif name == "hub":
@@ -91,5 +96,10 @@ def banner_rows(settings: Settings) -> list[tuple[str, str]]:
 
     sis = settings.sisbajud
     return [("sisbajud webhook", f"http://{settings.host}:{settings.ports.webhook}{WEBHOOK_PATH}"),
-            ("sisbajud tick", f"every {sis.tick_every_seconds:g}s"),
+            ("sisbajud tick", f"every {sis.tick_every_seconds:g}s, heartbeats every "
+                              f"{sis.heartbeat_every_seconds:g}s, a person after "
+                              f"{sis.human_decision_after_beats} beats"),
+            ("sisbajud accounting routes",
+             "on (GET /v1/admin/ledger-routing/preflight)" if sis.systemplane_enabled
+             else "off (SYSTEMPLANE_ENABLED)"),
             ("sisbajud institutions", ", ".join(i.id for i in sis.institutions) or "none")]

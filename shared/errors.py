@@ -27,6 +27,23 @@ HTTP_STATUS: dict[str, int] = {
     ErrorCode.INTERNAL: 500,
 }
 
+# The one table from an error's HTTP status to its gRPC status (by name: workflows import this
+# module and must not load grpc). The stable code itself travels in the google.rpc.Status
+# details (ErrorInfo.reason), so codes sharing a status stay distinguishable.
+GRPC_STATUS: dict[int, str] = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "FAILED_PRECONDITION",
+    413: "RESOURCE_EXHAUSTED",
+    422: "INVALID_ARGUMENT",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
 
 class EsteiraError(Exception):
     """An error with a stable code, mapped to a status by the service layer."""
@@ -36,6 +53,12 @@ class EsteiraError(Exception):
         self.code = code
         self.message = message
         self.status = status or HTTP_STATUS.get(code, 400)
+
+    @property
+    def grpc_status(self) -> str:
+        """The gRPC status name of this error (from `GRPC_STATUS`)."""
+        fallback = "INVALID_ARGUMENT" if self.status < 500 else "INTERNAL"
+        return GRPC_STATUS.get(self.status, fallback)
 
     def body(self) -> dict[str, str]:
         """The JSON error body: `{"code": …, "message": …}`."""

@@ -77,6 +77,26 @@ class SigningSettings(BaseModel):
     encryption_passphrase: SecretStr | None = None
 
 
+class SignerSettings(BaseModel):
+    """`Signer:*` — the Lacuna Signer that LacunaSigner and SignerFolder profiles talk to."""
+
+    # None: the Lacuna Signer simulator of `esteira dev` (http://<host>:<ports.lacuna>).
+    url: str | None = None
+    api_key: SecretStr | None = None
+    poll_interval_seconds: float = Field(default=30.0, gt=0)
+    request_timeout_seconds: float = Field(default=10.0, gt=0)
+    # The Signer's webhook URL carries this token (its Integration page takes a bare URL).
+    webhook_token: SecretStr | None = None
+    # How long a dispatched document may wait for its participants before the job fails.
+    max_wait_seconds: float = Field(default=30 * 24 * 3600.0, gt=0)
+    folder_scan_interval_seconds: float = Field(default=30.0, gt=0)
+
+    @property
+    def configured(self) -> bool:
+        """Both the Signer's address and its API key are set."""
+        return bool(self.url) and self.api_key is not None
+
+
 class UploadSettings(BaseModel):
     """`Upload:*` — the `POST /api/files` door."""
 
@@ -121,6 +141,9 @@ class PortSettings(BaseModel):
     midaz: int = Field(default=8091, ge=0, le=65535)
     mensageria: int = Field(default=8092, ge=0, le=65535)
     turnstile: int = Field(default=8093, ge=0, le=65535)
+    # The local SMTP sink `esteira dev` runs for approval e-mails.
+    smtp: int = Field(default=8025, ge=0, le=65535)
+    lacuna: int = Field(default=8094, ge=0, le=65535)
 
 
 class PickupSettings(BaseModel):
@@ -207,6 +230,9 @@ class SisbajudSettings(BaseModel):
     mensageria_token: SecretStr | None = None
     institutions: list[InstitutionSettings] = Field(default_factory=_dev_institutions)
     http_timeout_seconds: float = Field(default=15.0, gt=0)
+    # The gateway's order fetch while the Hub waits on the delivery: past it, 503 and the
+    # Hub redelivers (a hung Mensageria must not hold the Hub's connections).
+    webhook_fetch_timeout_seconds: float = Field(default=5.0, gt=0)
     fetch_retry_initial_seconds: float = Field(default=1.0, gt=0)
     fetch_retry_max_seconds: float = Field(default=60.0, gt=0)
     write_heartbeat_timeout_seconds: float = Field(default=30.0, gt=0)
@@ -217,6 +243,36 @@ class SisbajudSettings(BaseModel):
     batch_size: int = Field(default=200, ge=1, le=10_000)
     # Only to keep test runs apart; deployments use the contract's `sisbajud-v1`.
     task_queue: str = "sisbajud-v1"
+
+
+class OperatorAccount(BaseModel):
+    """One dashboard operator: a name and a `scrypt$…` password hash (never the password)."""
+
+    name: str = Field(min_length=1, max_length=100)
+    password_hash: SecretStr
+
+
+class DashboardSettings(BaseModel):
+    """`Dashboard:*` — the operator web UI served by the API process."""
+
+    # Empty in Development: operator `operator` signs in with the API key as password.
+    operators: list[OperatorAccount] = Field(default_factory=list)
+    # None: derived from the API key, so every API process of a deployment agrees.
+    session_secret: SecretStr | None = None
+    session_minutes: int = Field(default=480, ge=1)
+    # Cookies marked Secure (set behind TLS); plain http on loopback in development.
+    secure_cookies: bool = False
+
+
+class NotificationSettings(BaseModel):
+    """`Notifications:*` — the e-mails that ask approvers to decide."""
+
+    # None: the SMTP sink of `esteira dev` on <host>:<ports.smtp>.
+    smtp_host: str | None = None
+    smtp_port: int | None = Field(default=None, ge=1, le=65535)
+    from_address: str = "esteira@localhost"
+    # The address approvers reach the API at; None: http://<host>:<ports.api>.
+    public_url: str | None = None
 
 
 class TemporalSettings(BaseSettings):
@@ -249,12 +305,15 @@ class Settings(BaseSettings):
     pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
     signing: SigningSettings = Field(default_factory=SigningSettings)
+    notifications: NotificationSettings = Field(default_factory=NotificationSettings)
     upload: UploadSettings = Field(default_factory=UploadSettings)
+    signer: SignerSettings = Field(default_factory=SignerSettings)
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)
     logging: LogSettings = Field(default_factory=LogSettings)
     temporal: TemporalSettings = Field(default_factory=TemporalSettings)
     pickup: PickupSettings = Field(default_factory=PickupSettings)
     sisbajud: SisbajudSettings = Field(default_factory=SisbajudSettings)
+    dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
 
     @classmethod
     def settings_customise_sources(

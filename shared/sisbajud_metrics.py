@@ -20,3 +20,10 @@ OUTBOX_DEPTH = Gauge("esteira_sisbajud_outbox_depth", "Results waiting in the ou
 OUTBOX_AGE = Gauge("esteira_sisbajud_outbox_oldest_age_seconds",
                    "Age of the oldest result waiting in the outbox",
                    multiprocess_mode="livemostrecent")
+ORPHANS_FOUND = Counter("esteira_sisbajud_orphan_operations_total",
+                        "Operations on block accounts this executor did not write, first seen")
+ORPHANS_OPEN = Gauge("esteira_sisbajud_orphan_operations_recorded",
+                     "Orphan operations on record", multiprocess_mode="livemostrecent")
+UNCERTAIN_WRITES = Gauge("esteira_sisbajud_uncertain_writes",
+                         "Ledger writes without a known effect, by state", ["state"],
+                         multiprocess_mode="livemostrecent")

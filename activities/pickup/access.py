@@ -86,6 +86,11 @@ async def create_link(session: AsyncSession, *, student_id: int, guardian_id: in
         raise not_found("Student", student_id)
     if await session.get(Guardian, guardian_id) is None:
         raise not_found("Guardian", guardian_id)
+    if (await session.exec(select(GuardianLink.id).where(
+            GuardianLink.student_id == student_id,
+            GuardianLink.guardian_id == guardian_id))).first() is not None:
+        raise pickup_error(PickupErrorCode.STATUS_CONFLICT,
+                           f"Guardian {guardian_id} is already linked to student {student_id}.")
     link = GuardianLink(student_id=student_id, guardian_id=guardian_id, kind=kind,
                         valid_from=valid_from, valid_until=valid_until, created_at=at)
     session.add(link)

@@ -7,10 +7,12 @@ import contextlib
 import logging
 from concurrent.futures import Executor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from temporalio import activity
 
 from activities.signer import engine
+from activities.signer.approvals.presign import PreSigningChecks, PreSigningFailure
 from activities.signer.profiles import certificate_spec, output_name
 from activities.signer.repository import JobRepository
 from activities.signer.storage import Fingerprint, StorageError, StorageTree
@@ -21,10 +23,14 @@ from shared.contracts.signer import (
     SignatureFormat,
     SignerErrorCode,
 )
+from shared.contracts.signer_lacuna import ProfileMethod
 from shared.db.models import OperationalEvent, utcnow
 from shared.db.signer_models import Job, SigningProfile
 from shared.logs import props
 from shared.metrics_signer import IN_FLIGHT, INPUTS_DIVERGED, JOBS_FINISHED, STAGE_SECONDS
+
+if TYPE_CHECKING:
+    from activities.signer.lacuna.methods import RemoteMethods
 
 log = logging.getLogger("esteira.signer.pipeline")
 INTERRUPTED_MESSAGE = ("Worker lost after the signing call may have happened; marked as failed "
@@ -44,12 +50,18 @@ class SigningActivities:
     """The signer's side effects for one job; dependencies come from the worker's main()."""
 
     def __init__(self, repository: JobRepository, storage: StorageTree, pool: Executor, *,
-                 instance_id: str, encryption_key: bytes | None) -> None:
+                 instance_id: str, encryption_key: bytes | None,
+                 remote: RemoteMethods | None = None,
+                 checks: PreSigningChecks | None = None) -> None:
         self.repository = repository
         self.storage = storage
         self.pool = pool
         self.instance_id = instance_id
         self.encryption_key = encryption_key
+        # The Lacuna Signer methods (LacunaSigner, SignerFolder); None: not configured here.
+        self.remote = remote
+        self.checks = checks or PreSigningChecks(repository, storage,
+                                                 encryption_key=encryption_key)
 
     @activity.defn(name="signer-process-job")
     async def process_job(self, request: ProcessJobInput) -> JobResult:
@@ -74,7 +86,7 @@ class SigningActivities:
         try:
             with STAGE_SECONDS.labels(stage="total").time():
                 return await self._run(job)
-        except JobFailed as failure:
+        except (JobFailed, PreSigningFailure) as failure:
             return await self._fail(job, failure.code, failure.message)
         finally:
             in_flight.dec()
@@ -101,12 +113,25 @@ class SigningActivities:
                                        event=event, instance_id=self.instance_id)
             return None
         await self.repository.note(job.id, "Taken over after the signing call.", event=event)
+        if job.remote_flow_action_id is not None and self.remote is not None:
+            # A Signer document has no file to look at: the Signer says how it ended.
+            return await self.remote.after_interrupt(self, job)
         return await self._fail(job, SignerErrorCode.JOB_INTERRUPTED, INTERRUPTED_MESSAGE)
 
     async def _run(self, job: Job) -> JobResult:
         profile = await self._profile(job)
+        if profile.method == ProfileMethod.SIGNER_FOLDER:
+            return await self._remote().sign_folder_document(self, job, profile)
         source = Path(job.original_path)
-        staged, fingerprint = await self._stage(job, source)
+        held = await self.checks.held_copy(job)
+        staged, fingerprint = held or await self._stage(job, source)
+        # CNAB240 dates, the approval hold, and after a release the veto and the hash check.
+        waiting = await self.checks.before_signing(job, profile, staged, fingerprint,
+                                                   resumed=held is not None)
+        if waiting is not None:
+            return waiting
+        if profile.method == ProfileMethod.LACUNA_SIGNER:
+            return await self._remote().dispatch(self, job, profile, staged)
         fmt = SignatureFormat(job.format)
         artifact = staged.with_name(output_name(fmt, job.file_name,
                                                 encrypted=profile.encrypt))
@@ -119,13 +144,25 @@ class SigningActivities:
         await self._transition(job, JobStatus.PROCESSING, JobStatus.VERIFYING,
                                "Signed; verifying." if profile.verify
                                else "Signed; verification disabled by the profile.")
+        return await self.seal_and_promote(job, profile, staged, artifact, fingerprint)
+
+    async def seal_and_promote(self, job: Job, profile: SigningProfile, staged: Path,
+                               artifact: Path, fingerprint: Fingerprint) -> JobResult:
+        """Verify -> optionally encrypt -> promote -> release the input (a Verifying job)."""
         await self._in_pool(engine.verify_and_seal, engine.VerifyRequest(
-            fmt=fmt, staged=str(staged), artifact=str(artifact),
+            fmt=SignatureFormat(job.format), staged=str(staged), artifact=str(artifact),
             trust_roots=tuple(profile.trust_roots), validate_chain=profile.validate_certificate,
             skip=not profile.verify, policy=profile.policy,
             encryption_key=self.encryption_key if profile.encrypt else None))
         output = await self._promote(job, artifact)
-        return await self._complete(job, profile, source, fingerprint, output)
+        return await self._complete(job, profile, Path(job.original_path), fingerprint, output)
+
+    def _remote(self) -> RemoteMethods:
+        if self.remote is None:
+            raise JobFailed(SignerErrorCode.PROFILE_DEGRADED,
+                            "The profile signs through the Lacuna Signer, but this worker has "
+                            "no Signer:* settings.")
+        return self.remote
 
     async def _profile(self, job: Job) -> SigningProfile:
         profile = await self.repository.profile(job.profile_name or "")
@@ -201,7 +238,8 @@ class SigningActivities:
         moved = await asyncio.to_thread(self.storage.move_to_error, job.id)
         where = f" Staged content kept in {moved}." if moved else ""
         await self.repository.transition(
-            job.id, [JobStatus.QUEUED, JobStatus.PROCESSING, JobStatus.VERIFYING],
+            job.id, [JobStatus.QUEUED, JobStatus.PROCESSING, JobStatus.VERIFYING,
+                     JobStatus.AWAITING_SIGNER],
             JobStatus.FAILED, message + where, code=code, error_code=code,
             error_message=message, completed_at=utcnow())
         JOBS_FINISHED.labels(status=JobStatus.FAILED.value, profile=job.profile_name or "",
@@ -215,8 +253,9 @@ class SigningActivities:
 async def _heartbeat_forever() -> None:
     """Keep the activity alive while a long file is signed (and notice a cancellation)."""
     timeout = activity.info().heartbeat_timeout
-    # Three beats per timeout window: one lost beat never reads as a lost worker.
+    # Three beats per timeout window: one lost beat never reads as a lost worker. The first
+    # beat waits too: a typical job ends before it, and each beat is a write on the server.
     every = timeout.total_seconds() / 3 if timeout else 5.0
     while True:
-        activity.heartbeat()
         await asyncio.sleep(every)
+        activity.heartbeat()

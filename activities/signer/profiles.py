@@ -9,7 +9,7 @@ import secrets
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -38,6 +38,31 @@ class PolicyConfig(BaseModel):
         return value
 
 
+class ApproverConfig(BaseModel):
+    """One person who may approve or reject a held job."""
+
+    name: str = Field(min_length=1, max_length=200)
+    email: str = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")
+
+
+class ApprovalConfig(BaseModel):
+    """A profile's `Approval` block: who decides, how many must approve, for how long."""
+
+    approvers: list[ApproverConfig] = Field(min_length=1)
+    quorum: int = Field(default=1, ge=1)
+    expires_after_seconds: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _reachable(self) -> ApprovalConfig:
+        if self.quorum > len(self.approvers):
+            raise ValueError(f"quorum {self.quorum} is more than the "
+                             f"{len(self.approvers)} approver(s)")
+        names = [a.name.lower() for a in self.approvers]
+        if len(set(names)) != len(names):
+            raise ValueError("approver names must be unique")
+        return self
+
+
 class ProfileConfig(BaseModel):
     """One `Signing:Profiles[]` entry."""
 
@@ -60,6 +85,13 @@ class ProfileConfig(BaseModel):
     encrypt: bool = False
     enabled: bool = True
     input_folder: str | None = None
+    method: Literal["Local", "LacunaSigner", "SignerFolder"] = "Local"
+    # LacunaSigner: the flow's actions, e.g. {type: Signer, step: 1, name, identifier (CPF),
+    # email}; SignerFolder: the Signer folder this host signs in.
+    signer_flow: list[dict] = Field(default_factory=list)
+    signer_folder_id: str | None = None
+    approval: ApprovalConfig | None = None
+    check_cnab240_payment_dates: bool = True
 
 
 def format_for(profile_format: str, file_name: str) -> SignatureFormat:

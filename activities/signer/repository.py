@@ -62,7 +62,9 @@ class JobRepository:
         expected = [s.value for s in expected]
         now = utcnow()
         async with self.sessions() as session:
-            current = (await session.exec(select(Job.status).where(Job.id == job_id))).first()
+            # With one expected state the conditional update itself proves where it came from.
+            current = expected[0] if len(expected) == 1 else (await session.exec(
+                select(Job.status).where(Job.id == job_id))).first()
             result = await session.exec(
                 update(Job)
                 .where(Job.id == job_id, Job.status.in_(expected))

@@ -12,6 +12,7 @@ from shared.contracts.sisbajud import WRITE_TTL_SECONDS
 from shared.settings import InstitutionSettings, Settings
 
 CRM_PAGE = 100
+LEDGER_PAGE = 100
 # Development stand-ins for M2M tokens the simulators accept (any non-empty bearer).
 DEV_TOKEN = "esteira-dev"
 
@@ -111,6 +112,34 @@ class MidazClient:
         headers = {**self.headers, "X-Idempotency": key, "X-TTL": str(WRITE_TTL_SECONDS)}
         return await self.http.post(f"{self.ledger_path}/transactions/{kind}", json=body,
                                     headers=headers)
+
+    async def transaction(self, transaction_id: str) -> dict[str, Any] | None:
+        """`GET …/transactions/{id}`, None while Midaz does not show it."""
+        return await self._json(f"{self.ledger_path}/transactions/{transaction_id}",
+                                missing=(404,))
+
+    async def _cursor_pages(self, url: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        cursor = ""
+        while True:
+            page = await self._json(url, params={**params, "limit": LEDGER_PAGE,
+                                                 **({"cursor": cursor} if cursor else {})})
+            items += page.get("items") or []
+            cursor = page.get("next_cursor") or ""
+            if not cursor:
+                return items
+
+    async def transactions_by_code(self, code: str, start: str, end: str
+                                   ) -> list[dict[str, Any]]:
+        """`GET …/transactions?metadata.code=` between explicit dates (the default window is
+        one month, and a write may be older)."""
+        return await self._cursor_pages(f"{self.ledger_path}/transactions", {
+            "metadata.code": code, "start_date": start, "end_date": end})
+
+    async def operations(self, account_id: str, start: str, end: str) -> list[dict[str, Any]]:
+        """`GET …/accounts/{id}/operations` between explicit dates, every page."""
+        return await self._cursor_pages(f"{self.ledger_path}/accounts/{account_id}/operations",
+                                        {"start_date": start, "end_date": end})
 
     async def instruments(self, document: str) -> list[dict[str, Any]]:
         """The subject's CRM records: legacy `GET /v1/aliases`, embedded `…/instruments`."""

@@ -33,7 +33,8 @@ from shared.db.sisbajud_models import (
     SisbajudOrder,
     SisbajudOutbox,
 )
-from shared.db.sisbajud_store import insert_ignore, raise_alarm
+from shared.db.sisbajud_store import DOMAIN, insert_ignore, raise_alarm
+from shared.events import record_event
 from shared.logs import props
 from shared.settings import Settings
 from shared.sisbajud_metrics import ORDERS
@@ -166,7 +167,10 @@ class OrderActivities:
                 await insert_ignore(session, SisbajudHumanDecision, {
                     "order_id": request.order_id, "revision": request.revision,
                     "reason": request.human_reason.value, "detail": request.detail or None,
+                    "disposition": _value(request.human_disposition),
                     "created_at": utcnow()}, ["order_id", "revision", "reason"])
+            if request.close_decisions:
+                await _close_decisions(session, request)
             await session.commit()
         if changed:
             ORDERS.labels(new[0], new[1] or "", new[2] or "").inc()
@@ -174,6 +178,28 @@ class OrderActivities:
                      extra=props(OrderId=request.order_id, Revision=request.revision,
                                  State=new[0], Effect=new[1], ReasonCode=new[2]))
         return SettleResult(changed=changed)
+
+
+async def _close_decisions(session: AsyncSession, request: SettleInput) -> None:
+    """Mark the revision's open decisions resolved, with who resolved them and why."""
+    res = request.resolution
+    actor = res.actor if res else "executor"
+    why = res.reason if res else (request.detail or "the ledger proved the write")
+    closed = await session.exec(update(SisbajudHumanDecision).where(  # type: ignore[call-overload]
+        SisbajudHumanDecision.order_id == request.order_id,
+        SisbajudHumanDecision.revision == request.revision,
+        SisbajudHumanDecision.resolved_at.is_(None),  # type: ignore[union-attr]
+    ).values(resolved_at=utcnow(), resolved_by=actor, resolution_reason=why,
+             resolution=result_to_wire(request.result) if request.result else None))
+    if closed.rowcount:
+        await record_event(session, domain=DOMAIN, type="HumanDecisionResolved",
+                           message=f"Order {request.order_id} r{request.revision} resolved "
+                                   f"by {actor}: {why}",
+                           actor=actor, order_id=request.order_id, revision=request.revision,
+                           reason=why, result_key=request.result_key)
+        log.info("Human decision on %s r%s resolved by %s", request.order_id, request.revision,
+                 actor, extra=props(OrderId=request.order_id, Revision=request.revision,
+                                    Actor=actor))
 
 
 def _value(member) -> str | None:

@@ -24,6 +24,7 @@ from temporalio.client import (
 
 from activities.sisbajud.orders import OrderActivities
 from activities.sisbajud.plans import PlanActivities
+from activities.sisbajud.reconcile import ReconcileActivities
 from activities.sisbajud.tick import TemporalProvider, TickActivities
 from activities.sisbajud.writes import WriteActivities
 from shared.contracts.sisbajud import TICK_WORKFLOW, OrderOptions, TickInput, tick_schedule_id
@@ -63,6 +64,8 @@ def order_options(settings: Settings) -> OrderOptions:
         parent_poll_seconds=sis.parent_poll_seconds,
         parent_wait_max_seconds=sis.parent_wait_max_seconds,
         deadline_margin_seconds=sis.response_deadline_margin_seconds,
+        heartbeat_every_seconds=sis.heartbeat_every_seconds,
+        human_decision_after_beats=sis.human_decision_after_beats,
     )
 
 
@@ -113,7 +116,8 @@ def activities(settings: Settings, sessions: async_sessionmaker[AsyncSession],
     plans = PlanActivities(settings, sessions, http)
     writes = WriteActivities(settings, sessions, http)
     tick = TickActivities(settings, sessions, http, temporal)
+    reconcile = ReconcileActivities(settings, sessions, http)
     return [orders.fetch_order, orders.begin_revision, orders.check_ownership, orders.settle,
             plans.plan_block, plans.plan_release, plans.plan_info,
-            writes.ensure_block_account, writes.write_ledger,
+            writes.ensure_block_account, writes.write_ledger, reconcile.reconcile_write,
             tick.ingest, tick.orphans, tick.monitor, tick.drain]

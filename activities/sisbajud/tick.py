@@ -1,4 +1,4 @@
-"""The tick's stages: ingest accepted notices, (orphans), (monitoring), drain the outbox."""
+"""The tick's stages: ingest accepted notices, orphans, monitoring, drain the outbox."""
 
 from __future__ import annotations
 
@@ -16,10 +16,12 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDReusePolicy
 
 from activities.sisbajud.clients import MensageriaClient, UpstreamError, error_code
+from activities.sisbajud.orphans import OrphanChecker
 from shared.contracts.sisbajud import (
     ORDER_WORKFLOW,
     AlarmCode,
     NoticeSignal,
+    OrderState,
     RunOrderInput,
     StageName,
     StageResult,
@@ -27,11 +29,23 @@ from shared.contracts.sisbajud import (
     order_workflow_id,
 )
 from shared.db.models import as_utc, utcnow
-from shared.db.sisbajud_models import SisbajudNotice, SisbajudOrder, SisbajudOutbox
+from shared.db.sisbajud_models import (
+    SisbajudNotice,
+    SisbajudOrder,
+    SisbajudOrphan,
+    SisbajudOutbox,
+    SisbajudWrite,
+)
 from shared.db.sisbajud_store import raise_alarm
 from shared.logs import props
 from shared.settings import Settings
-from shared.sisbajud_metrics import OUTBOX_AGE, OUTBOX_DEPTH, RESULTS_SENT
+from shared.sisbajud_metrics import (
+    ORPHANS_OPEN,
+    OUTBOX_AGE,
+    OUTBOX_DEPTH,
+    RESULTS_SENT,
+    UNCERTAIN_WRITES,
+)
 
 TemporalProvider = Callable[[], Awaitable[Client]]
 log = logging.getLogger("esteira.sisbajud")
@@ -46,6 +60,7 @@ class TickActivities:
         self._sessions = sessions
         self._mensageria = MensageriaClient.from_settings(http, settings)
         self._temporal = temporal
+        self._orphans = OrphanChecker(settings, sessions, http)
 
     @activity.defn(name="sisbajud-stage-ingest")
     async def ingest(self, request: TickInput) -> StageResult:
@@ -63,7 +78,11 @@ class TickActivities:
         for notice in notices:
             assert notice.order_id is not None and notice.revision is not None
             order = begun.get(notice.order_id)
-            if order is not None and order.run_id and order.revision >= notice.revision:
+            # A redelivery of a deferred revision is handed over: it makes the write go again.
+            deferred = (order is not None and order.state == OrderState.DEFERRED
+                        and order.revision == notice.revision)
+            if (order is not None and order.run_id and order.revision >= notice.revision
+                    and not deferred):
                 await self._mark(notice.id, "DUPLICATE")
                 done += 1
                 continue
@@ -96,13 +115,30 @@ class TickActivities:
 
     @activity.defn(name="sisbajud-stage-orphans")
     async def orphans(self, request: TickInput) -> StageResult:
-        """Operations on block accounts this executor did not write (filled in by issue 7)."""
-        return StageResult(stage=StageName.ORPHANS, detail="no orphan reconciliation yet")
+        """Operations on block accounts this executor did not write: detected, never changed."""
+        scan = await self._orphans.scan()
+        async with self._sessions() as session:
+            ORPHANS_OPEN.set((await session.exec(select(func.count())
+                                                 .select_from(SisbajudOrphan))).one())
+        return StageResult(stage=StageName.ORPHANS, ok=scan.failed_accounts == 0,
+                           done=scan.new_orphans, failed=scan.failed_accounts,
+                           detail=f"{scan.accounts} block accounts, {scan.operations} "
+                                  f"operations, {scan.new_orphans} new orphans")
 
     @activity.defn(name="sisbajud-stage-monitor")
     async def monitor(self, request: TickInput) -> StageResult:
-        """Heartbeats for writes without a known effect (filled in by issue 7)."""
-        return StageResult(stage=StageName.MONITOR, detail="no indeterminate monitoring yet")
+        """Writes without a known effect, measured; their order workflows re-read the ledger
+        and queue a heartbeat on their own durable timers (`EXECUTOR_HEARTBEAT_EVERY`)."""
+        async with self._sessions() as session:
+            counts = dict((await session.exec(
+                select(SisbajudWrite.state, func.count())
+                .where(SisbajudWrite.state.in_(("INDETERMINATE", "DEFERRED")))  # type: ignore[attr-defined]
+                .group_by(SisbajudWrite.state))).all())
+        for state in ("INDETERMINATE", "DEFERRED"):
+            UNCERTAIN_WRITES.labels(state).set(counts.get(state, 0))
+        return StageResult(stage=StageName.MONITOR, done=sum(counts.values()),
+                           detail=f"{counts.get('INDETERMINATE', 0)} indeterminate, "
+                                  f"{counts.get('DEFERRED', 0)} deferred writes")
 
     @activity.defn(name="sisbajud-stage-drain")
     async def drain(self, request: TickInput) -> StageResult:

@@ -32,9 +32,14 @@ from shared.db.sisbajud_models import SisbajudWrite
 from shared.db.sisbajud_store import insert_ignore
 from shared.logs import props
 from shared.settings import Settings
+from shared.sisbajud_routing import ActionRoutes, Resolution, load_documents, resolve
 
 # Balances moved between plan and write (no effect, key released): plan again, same key.
 REPLAN_CODES = frozenset({"0018", "0086", "0174"})
+# Midaz refused the write's accounting routes before balances moved (the key was released):
+# the seed defers these, to be sent again with the same key once the config is fixed.
+DEFER_CODES_422 = frozenset({"0113", "0114", "0116", "0117", "0118", "0119", "0152", "0157"})
+DEFER_CODES_404 = frozenset({"0105"})
 HEARTBEAT_EVERY_SECONDS = 1.0
 log = logging.getLogger("esteira.sisbajud")
 
@@ -77,7 +82,17 @@ class WriteActivities:
         """Register the write, send it with `X-Idempotency`/`X-TTL`, classify the answer."""
         await self._register(request)
         midaz = self._midaz(request.order.institution_id)
-        body = _transaction_body(request, midaz.institution.asset_code)
+        async with self._sessions() as session:
+            documents = await load_documents(session)
+        inst = midaz.institution
+        routes = resolve(self._settings, documents, inst.organization_id, inst.ledger_id,
+                         request.kind.value)
+        if routes.resolution == Resolution.UNRESOLVABLE:
+            # Nothing leaves: the order waits for the configuration, same key later.
+            await self._update(request, None, routes.code, WriteOutcomeKind.DEFERRED)
+            return WriteOutcome(kind=WriteOutcomeKind.DEFERRED, code=routes.code,
+                                detail=routes.problem)
+        body = _transaction_body(request, inst.asset_code, routes.routes)
         try:
             async with _heartbeating():
                 response = await midaz.post_transaction(request.kind.value, body,
@@ -127,20 +142,28 @@ class WriteActivities:
             await session.commit()
 
 
-def _transaction_body(request: WriteInput, asset: str) -> dict[str, Any]:
+def _transaction_body(request: WriteInput, asset: str,
+                      routes: ActionRoutes | None = None) -> dict[str, Any]:
     order = request.order
     legs = [{"accountAlias": leg.account_alias,
              "amount": {"asset": asset, "value": str(leg.amount)}} for leg in request.legs]
     block = [{"accountAlias": request.block_alias,
               "amount": {"asset": asset, "value": str(request.total)}}]
     sources, destinations = (legs, block) if request.kind == WriteKind.BLOCK else (block, legs)
-    return {
+    body: dict[str, Any] = {
         "description": f"SISBAJUD {order.operation.value} {order.order_id} r{order.revision}",
         "metadata": {"code": request.idempotency_key, "orderId": order.order_id,
                      "orderRevision": order.revision, "operation": order.operation.value},
         "send": {"asset": asset, "value": str(request.total),
                  "source": {"from": sources}, "distribute": {"to": destinations}},
     }
+    if routes is not None:
+        body["routeId"] = routes.transaction_route_id
+        for leg in sources:
+            leg["routeId"] = routes.source_route_id
+        for leg in destinations:
+            leg["routeId"] = routes.destination_route_id
+    return body
 
 
 def _classify(response: httpx.Response) -> WriteOutcome:
@@ -154,8 +177,11 @@ def _classify(response: httpx.Response) -> WriteOutcome:
             replayed=response.headers.get("X-Idempotency-Replayed", "").lower() == "true",
             overdraft_touched=any(op.get("balanceKey") == "overdraft"
                                   or op.get("type") == "OVERDRAFT" for op in operations))
+    if (status == 422 and code in DEFER_CODES_422) or (status == 404 and code in DEFER_CODES_404):
+        return WriteOutcome(kind=WriteOutcomeKind.DEFERRED, http_status=status, code=code,
+                            detail=response.text[:200])
     if status >= 500 or (status == 409 and code == "0084"):
-        # No proof either way: the next issue's monitoring reads the ledger again.
+        # No proof either way: the order's workflow reads the ledger again before each beat.
         return WriteOutcome(kind=WriteOutcomeKind.INDETERMINATE, http_status=status, code=code,
                             detail=response.text[:200])
     return WriteOutcome(kind=WriteOutcomeKind.REJECTED, http_status=status, code=code,

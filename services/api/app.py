@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import logging
 
+from asyncpg.exceptions import DataError as PostgresDataError
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DataError, DBAPIError
 
 from services.api.auth import ApiKeyMiddleware
 from services.api.context import ApiContext
-from services.api.routes import pickup, signer, sisbajud, system
+from services.api.routes import (
+    pickup,
+    signer,
+    signer_approvals,
+    signer_lacuna,
+    sisbajud,
+    system,
+)
+from services.dashboard.install import install_dashboard
 from shared.errors import ErrorCode, EsteiraError
 from shared.version import short_version
 
@@ -30,10 +40,15 @@ def create_app(context: ApiContext) -> FastAPI:
     app.add_middleware(ApiKeyMiddleware, api_key=context.api_key)
     app.include_router(system.router)
     app.include_router(signer.router)
+    app.include_router(signer_approvals.router)
+    app.include_router(signer_lacuna.router)
     app.include_router(pickup.router)
     app.include_router(sisbajud.router)
+    install_dashboard(app, context)
     app.add_exception_handler(EsteiraError, _esteira_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(DBAPIError, _store_error)
+    app.add_exception_handler(OverflowError, _unstorable_value)
     app.add_exception_handler(Exception, _unexpected_error)
     return app
 
@@ -44,7 +59,36 @@ async def _esteira_error(_request: Request, exc: EsteiraError) -> JSONResponse:
 
 async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
     error = EsteiraError(ErrorCode.REQUEST_INVALID, "The request is not valid.")
-    return JSONResponse({**error.body(), "errors": exc.errors()}, status_code=error.status)
+    # Where and why only: the rejected input (bytes, Decimals, exceptions in `ctx`) may not
+    # be JSON at all, and echoing it back could repeat a secret.
+    problems = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")),
+                 "type": str(e.get("type", ""))} for e in exc.errors()]
+    return JSONResponse({**error.body(), "errors": problems}, status_code=error.status)
+
+
+async def _store_error(request: Request, exc: DBAPIError) -> JSONResponse:
+    if isinstance(exc, DataError) or _caused_by(exc, (OverflowError, PostgresDataError)):
+        return await _unstorable_value(request, exc)
+    return await _unexpected_error(request, exc)
+
+
+def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, kinds):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+async def _unstorable_value(request: Request, exc: Exception) -> JSONResponse:
+    # A value the schema allows but the store can't hold (an id past 64 bits, a NUL byte in
+    # PostgreSQL text, a duration past datetime's range) is the client's input, not our fault.
+    log.info("Refused an unstorable value on %s %s: %s", request.method, request.url.path,
+             type(exc).__name__)
+    error = EsteiraError(ErrorCode.REQUEST_INVALID,
+                         "A value in the request is out of the range this service can store.")
+    return JSONResponse(error.body(), status_code=error.status)
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:

@@ -16,7 +16,11 @@ PUBLIC_PATHS = frozenset(
 )
 # Routes that authenticate themselves: the guardian app with its bearer access tokens, the
 # turnstile controllers' Monitor pushes with the monitor token in their path.
-SELF_AUTHENTICATED_PREFIXES = ("/api/pickup/guardian/", "/api/pickup/turnstile/monitor/")
+# The Lacuna Signer's webhook carries its token in the path the same way.
+SELF_AUTHENTICATED_PREFIXES = ("/api/pickup/guardian/", "/api/pickup/turnstile/monitor/",
+                               "/api/signer/lacuna/webhook/",
+                               # Approvers decide with their own per-job bearer token.
+                               "/api/approvals/")
 
 
 class ApiKeyMiddleware(BaseHTTPMiddleware):

@@ -12,6 +12,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.signer.health import check_profile
+from activities.signer.lacuna.health import folder_gone, method_health
 from shared.db.signer_models import InputFolderState, Job, SigningProfile
 from shared.metrics_signer import QUEUE_DEPTH
 from shared.readiness import Probe
@@ -62,11 +63,15 @@ class SignerProbes:
     def _profile(self, profile: SigningProfile) -> Probe:
         async def run() -> tuple[bool, str]:
             cached = self._profile_cache.get(profile.name)
-            if cached and time.monotonic() - cached[0] < PROFILE_CHECK_TTL_SECONDS:
-                return cached[1], cached[2]
-            health = await check_profile(profile)
-            self._profile_cache[profile.name] = (time.monotonic(), health.ok, health.detail)
-            return health.ok, health.detail
+            if not (cached and time.monotonic() - cached[0] < PROFILE_CHECK_TTL_SECONDS):
+                health = await method_health(await check_profile(profile), profile,
+                                             self.settings)
+                cached = (time.monotonic(), health.ok, health.detail)
+                self._profile_cache[profile.name] = cached
+            # Read on every probe: binding another Signer folder clears it without a restart.
+            if cached[1] and (gone := await folder_gone(profile, self.sessions)):
+                return False, gone
+            return cached[1], cached[2]
 
         return Probe(f"signing-profile:{profile.name}", run, gating=False)
 

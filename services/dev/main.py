@@ -13,15 +13,18 @@ from pathlib import Path
 
 import httpx
 
-from services import sisbajud_cli
-from services.banner import ready_rows, render
+from services import sisbajud_cli, systemd_notify
+from services.banner import host_mode, ready_rows, render
 from services.banner_signer import signer_rows_and_panel
 from services.bootstrap import bootstrap
+from services.dev.live_view import ConsoleRouter, live_console
 from services.dev.supervisor import ChildSpec, Supervisor
 from services.dev.temporal_server import dev_server_args
 from services.process import retry_until, stop_event
+from services.simulators.lacuna.dev import lacuna_dev_env
 from shared.auth import ensure_generated_api_key
 from shared.db.engine import create_engine, session_factory
+from shared.db.models import utcnow
 from shared.db.pipeline import read_pipeline_state
 from shared.logs.files import DailyFileHandler, DailySizeRotatingFile
 from shared.logs.masking import SecretMasker, secret_values
@@ -42,6 +45,7 @@ class DevStartupError(RuntimeError):
 async def run_dev(settings: Settings, masker: SecretMasker) -> int:
     """Boot everything, print the banner, run until SIGINT/SIGTERM, stop everything."""
     stop = stop_event()
+    booted_at, console = utcnow(), ConsoleRouter()
     data_dir = settings.data_dir.resolve()
     lock = _lock_data_dir(data_dir)
     _check_ports_free(settings)
@@ -54,7 +58,7 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         settings.log_dir, size_limit_bytes=settings.logging.file_size_limit_mb * 1024 * 1024,
         retained=settings.logging.retained_file_count)
     _log_to(log_file)
-    supervisor = Supervisor(_sink(log_file, masker),
+    supervisor = Supervisor(_sink(log_file, masker, console),
                             on_exit=lambda pid: mark_process_dead(pid, metrics_dir))
     child_env = {
         "ESTEIRA_CHILD": "1",
@@ -63,8 +67,11 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         "ESTEIRA_LOGGING__TO_FILE": "false",
         MULTIPROC_ENV: str(metrics_dir),
         "PYTHONUNBUFFERED": "1",
+        **lacuna_dev_env(settings),
     }
+    drained = asyncio.Event()  # systemd's watchdog is fed until every child has drained
     try:
+        watchdog = asyncio.create_task(systemd_notify.keep_watchdog_fed(drained))
         await supervisor.start(ChildSpec("temporal", dev_server_args(settings),
                                          foreign_output=True, stop_timeout=20))
         if not await _wait_for_temporal(settings, stop):
@@ -79,14 +86,20 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         for line in banner.splitlines():
             log_file.write_line(line)
         print(banner, file=sys.stderr, flush=True)
+        # Type=notify: systemd reports "active (running)" only from here, after the banner.
+        systemd_notify.ready(f"Service ready on http://{settings.host}:{settings.ports.api}")
         if not ready:
             log.warning("Not ready after %ss: see %s/api/ready/details",
                         READY_TIMEOUT_SECONDS, f"http://{settings.host}:{settings.ports.api}")
-        await stop.wait()
+        async with live_console(settings, console, booted_at=booted_at, host_mode=host_mode()):
+            await stop.wait()
+        systemd_notify.stopping()
         log.info("Stopping Esteira (signal received)")
         return 0
     finally:
         await supervisor.stop()
+        drained.set()
+        await watchdog
         log.info("Esteira stopped; nothing left running")
         log_file.close()
         lock.close()
@@ -100,6 +113,10 @@ def _service_specs(env: dict[str, str]) -> list[ChildSpec]:
         ChildSpec("mensageria-sim", [*cli, "simulator", "mensageria"], env),
         # The Control iD-style controller the pickup ledger grants and revokes on.
         ChildSpec("turnstile-sim", [*cli, "simulator", "turnstile"], env),
+        # The Lacuna Signer that LacunaSigner / SignerFolder profiles talk to.
+        ChildSpec("lacuna-sim", [*cli, "simulator", "lacuna"], env),
+        # Approval e-mails land here (data/mail/*.eml) unless Notifications:SmtpHost is set.
+        ChildSpec("smtp-sink", [sys.executable, "-m", "services.dev.smtp_sink"], env),
         ChildSpec("worker", [*cli, "worker", "--domains", "all"], env,
                   stop_timeout=WORKER_STOP_TIMEOUT),
         ChildSpec("grpc", [*cli, "grpc"], env),
@@ -137,7 +154,8 @@ def _check_ports_free(settings: Settings) -> None:
               "ESTEIRA_PORTS__TEMPORAL_UI": ports.temporal_ui,
               "ESTEIRA_PORTS__WEBHOOK": ports.webhook, "ESTEIRA_PORTS__MIDAZ": ports.midaz,
               "ESTEIRA_PORTS__MENSAGERIA": ports.mensageria,
-              "ESTEIRA_PORTS__TURNSTILE": ports.turnstile}
+              "ESTEIRA_PORTS__TURNSTILE": ports.turnstile, "ESTEIRA_PORTS__LACUNA": ports.lacuna,
+              "ESTEIRA_PORTS__SMTP": ports.smtp}
     busy = [f"{key}={port}" for key, port in wanted.items() if not _port_free(settings.host, port)]
     if busy:
         raise DevStartupError(
@@ -164,12 +182,12 @@ def _log_to(log_file: DailySizeRotatingFile) -> None:
     root.addHandler(handler)
 
 
-def _sink(log_file: DailySizeRotatingFile, masker: SecretMasker):
+def _sink(log_file: DailySizeRotatingFile, masker: SecretMasker, console: ConsoleRouter):
     def write(line: str, to_console: bool) -> None:
         line = masker.mask(line)
         log_file.write_line(line)
         if to_console:
-            print(line, file=sys.stderr, flush=True)
+            console.write(line)
 
     return write
 

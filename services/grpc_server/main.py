@@ -2,45 +2,95 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+from temporalio.client import Client
 
 from services.grpc_server.auth import ApiKeyInterceptor
-from services.grpc_server.gen.esteira.v1 import system_pb2_grpc
+from services.grpc_server.gen.esteira.v1 import pickup_pb2, system_pb2, system_pb2_grpc
 from services.grpc_server.pickup import add_pickup
+from services.grpc_server.signer import add_signer
 from services.grpc_server.system import SystemServicer
 from services.process import stop_event
 from shared.auth import resolve_api_key
 from shared.db.engine import create_engine, session_factory
 from shared.instances import registered_instance
 from shared.settings import Settings
+from shared.temporal import connect
 
 # Calls in progress at stop get this long before they are cancelled.
 SHUTDOWN_GRACE_SECONDS = 10
 log = logging.getLogger("esteira.grpc")
 
 
+@dataclass
+class GrpcServer:
+    """The server with every service registered, and its health servicer."""
+
+    server: grpc.aio.Server
+    health: health.aio.HealthServicer
+    services: list[str]
+
+    async def start(self) -> None:
+        """Start serving and report every service SERVING."""
+        await self.server.start()
+        for name in ("", *self.services):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+
+def build_server(settings: Settings, sessions: async_sessionmaker[AsyncSession],
+                 temporal: Callable[[], Awaitable[Client]], api_key: str) -> GrpcServer:
+    """System, pickup and signer services behind the API key, health and reflection on."""
+    server = grpc.aio.server(interceptors=[ApiKeyInterceptor(api_key)])
+    system_pb2_grpc.add_SystemServiceServicer_to_server(SystemServicer(settings, sessions), server)
+    add_pickup(server, settings, sessions)
+    services = [add_signer(server, settings, sessions, temporal),
+                system_pb2.DESCRIPTOR.services_by_name["SystemService"].full_name,
+                pickup_pb2.DESCRIPTOR.services_by_name["PickupService"].full_name]
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        [*services, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
+    return GrpcServer(server, health_servicer, services)
+
+
+def lazy_temporal(settings: Settings) -> Callable[[], Awaitable[Client]]:
+    """A Temporal client connected on the first call that needs it (the server starts first)."""
+    client: list[Client] = []
+    lock = asyncio.Lock()
+
+    async def temporal() -> Client:
+        async with lock:
+            if not client:
+                client.append(await connect(settings))
+            return client[0]
+
+    return temporal
+
+
 async def run_grpc(settings: Settings) -> None:
-    """Serve `esteira.v1` services and gRPC health on `ESTEIRA_PORTS__GRPC`."""
+    """Serve the esteira services, gRPC health and reflection on `ESTEIRA_PORTS__GRPC`."""
     stop = stop_event()
     engine = create_engine(settings.sqlalchemy_url)
     sessions = session_factory(engine)
-    server = grpc.aio.server(interceptors=[ApiKeyInterceptor(resolve_api_key(settings))])
-    system_pb2_grpc.add_SystemServiceServicer_to_server(SystemServicer(settings, sessions), server)
-    add_pickup(server, settings, sessions)
-    health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    grpc_server = build_server(settings, sessions, lazy_temporal(settings),
+                               resolve_api_key(settings))
     address = f"{settings.host}:{settings.ports.grpc}"
-    server.add_insecure_port(address)
+    grpc_server.server.add_insecure_port(address)
     try:
         async with registered_instance(sessions, "grpc"):
-            await server.start()
-            await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+            await grpc_server.start()
             log.info("gRPC server listening on %s", address)
             await stop.wait()
-            await health_servicer.enter_graceful_shutdown()
-            await server.stop(SHUTDOWN_GRACE_SECONDS)
+            await grpc_server.health.enter_graceful_shutdown()
+            await grpc_server.server.stop(SHUTDOWN_GRACE_SECONDS)
     finally:
         await engine.dispose()

@@ -11,6 +11,8 @@ from pathlib import Path
 from sqlmodel import select
 
 from activities.signer.enqueue import Enqueuer
+from activities.signer.lacuna.client import LacunaClient
+from activities.signer.lacuna.discovery import SignerFolderScanner, run_scans
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree
 from services.process import connect_when_available, stop_event
@@ -49,12 +51,17 @@ async def run_watcher(settings: Settings) -> None:
                 max_failures=settings.pipeline.max_consecutive_enqueue_failures)
             for folder in settings.effective_inputs
         }
-        async with registered_instance(sessions, "watcher"):
+        lacuna = LacunaClient.from_settings(settings)
+        # Signer folders are input folders of another kind: the watcher discovers them too.
+        scans = [run_scans(SignerFolderScanner(repository, enqueuer, lacuna), stop,
+                           settings.signer.folder_scan_interval_seconds)] \
+            if settings.signer.configured else []
+        async with registered_instance(sessions, "watcher"), lacuna.http:
             log.info("Watching %s folder(s): %s", len(watchers), ", ".join(watchers))
             await asyncio.gather(
                 *(watcher.run(stop) for watcher in watchers.values()),
                 _hand_back_diverged(sessions, watchers, stop, settings),
-                _start_orphaned_queued(repository, enqueuer, stop))
+                _start_orphaned_queued(repository, enqueuer, stop), *scans)
     finally:
         await engine.dispose()
 

@@ -13,10 +13,20 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 from starlette.requests import ClientDisconnect
 
+from activities.sisbajud.errors import SisbajudErrorCode
 from services.webhook_gateway.body_limit import MAX_WEBHOOK_BODY, BodyTooLarge, read_request_body
-from services.webhook_gateway.notice import parse_notice
+from services.webhook_gateway.deliveries import (
+    ACCEPTED,
+    PARKED,
+    WITHDRAWN,
+    notice_state,
+    settle_notice,
+)
+from services.webhook_gateway.notice import ParsedNotice, parse_notice
+from services.webhook_gateway.order_check import OrderLookup, OrderUnavailable
 from services.webhook_gateway.signature import SignatureScheme, Verdict
 from shared import metrics
+from shared.contracts.sisbajud import AlarmCode, FetchStatus
 from shared.db.sisbajud_store import record_notice
 from shared.logs import props
 from shared.sisbajud_metrics import NOTICE_SECONDS, NOTICES
@@ -24,15 +34,18 @@ from shared.sisbajud_metrics import NOTICE_SECONDS, NOTICES
 WEBHOOK_PATH = "/webhooks/sisbajud"
 # The Hub retries a 503; a hint keeps it from hammering a store that is down.
 RETRY_AFTER_SECONDS = "5"
+# Notice states the tick has already handed to the order's workflow.
+HANDED_ON = frozenset({"INGESTED", "DUPLICATE"})
 log = logging.getLogger("esteira.webhook")
 
 
 @dataclass(frozen=True)
 class GatewayDeps:
-    """What the gateway needs: a signature scheme and the operational store."""
+    """What the gateway needs: a signature scheme, the operational store, the Mensageria."""
 
     scheme: SignatureScheme
     sessions: async_sessionmaker[AsyncSession]
+    orders: OrderLookup
     max_body: int = MAX_WEBHOOK_BODY
 
 
@@ -48,7 +61,7 @@ def create_app(deps: GatewayDeps) -> FastAPI:
 
 
 async def receive(request: Request) -> Response:
-    """One Streaming Hub delivery: 413, 401, 200 (parked / duplicate / accepted) or 503."""
+    """One Hub delivery: 413, 401, 200 (accepted/duplicate/withdrawn/parked) or 503."""
     started = time.perf_counter()
     response = await _handle(request, request.app.state.deps)
     NOTICES.labels(str(response.status_code)).inc()
@@ -85,17 +98,62 @@ async def _record(deps: GatewayDeps, verdict: Verdict, body: bytes) -> Response:
                 session, webhook_id=verdict.message_id, order_id=notice.order_id,
                 revision=notice.revision, parked_reason=notice.unusable, body=body,
                 skew_s=verdict.skew_s, skewed=verdict.skewed, secret_index=verdict.secret_index)
+            state = ACCEPTED if inserted or notice.unusable else await notice_state(
+                session, verdict.message_id)
     except (SQLAlchemyError, OSError) as exc:
-        log.error("Could not record delivery %s: %s", verdict.message_id, exc,
-                  extra=props(WebhookId=verdict.message_id))
-        return _error(503, "store.unavailable", "The delivery could not be recorded; retry.",
+        return _store_down(verdict, exc)
+    if notice.unusable:
+        return _answer(verdict, notice, "parked")
+    if state not in (ACCEPTED, None):  # handed on, withdrawn or parked: nothing to check
+        return _answer(verdict, notice, "duplicate" if state in HANDED_ON else str(state).lower())
+    # Recorded first, fetched second: a Mensageria outage leaves the notice on record (once),
+    # and the Hub's redelivery of the same webhook-id comes back here to fetch again.
+    return await _check_order(deps, verdict, notice, inserted)
+
+
+async def _check_order(deps: GatewayDeps, verdict: Verdict, notice: ParsedNotice,
+                       inserted: bool) -> Response:
+    assert verdict.message_id is not None and notice.order_id is not None
+    try:
+        fetched = await deps.orders(notice.order_id)
+    except OrderUnavailable as exc:
+        log.warning("Delivery %s: order %s could not be fetched: %s", verdict.message_id,
+                    notice.order_id, exc,
+                    extra=props(WebhookId=verdict.message_id, OrderId=notice.order_id))
+        return _error(503, SisbajudErrorCode.MENSAGERIA_UNAVAILABLE.value,
+                      "The order could not be fetched from the Mensageria; retry.",
                       {"Retry-After": RETRY_AFTER_SECONDS})
-    status = "parked" if notice.unusable else "accepted" if inserted else "duplicate"
+    if fetched.status == FetchStatus.FOUND:
+        return _answer(verdict, notice, "accepted" if inserted else "duplicate")
+    if fetched.status == FetchStatus.WITHDRAWN:
+        state, reason, alarm = WITHDRAWN, f"the Mensageria answered {fetched.http_status}", None
+    else:
+        state, reason = PARKED, fetched.detail or f"order fetch answered {fetched.http_status}"
+        alarm = (AlarmCode.ORDER_INVALID if fetched.http_status == 200
+                 else AlarmCode.ORDER_FETCH_REJECTED)
+    try:
+        async with deps.sessions() as session:
+            await settle_notice(session, verdict.message_id, state=state, reason=reason,
+                                order_id=notice.order_id, alarm=alarm,
+                                http_status=fetched.http_status)
+    except (SQLAlchemyError, OSError) as exc:
+        return _store_down(verdict, exc)
+    return _answer(verdict, notice, state.lower())
+
+
+def _answer(verdict: Verdict, notice: ParsedNotice, status: str) -> JSONResponse:
     log.info("Delivery %s %s (order %s revision %s)", verdict.message_id, status,
              notice.order_id, notice.revision,
              extra=props(WebhookId=verdict.message_id, OrderId=notice.order_id,
                          Revision=notice.revision, Status=status))
     return JSONResponse({"status": status, "webhookId": verdict.message_id})
+
+
+def _store_down(verdict: Verdict, exc: Exception) -> JSONResponse:
+    log.error("Could not record delivery %s: %s", verdict.message_id, exc,
+              extra=props(WebhookId=verdict.message_id))
+    return _error(503, "store.unavailable", "The delivery could not be recorded; retry.",
+                  {"Retry-After": RETRY_AFTER_SECONDS})
 
 
 def _error(status: int, code: str, message: str,

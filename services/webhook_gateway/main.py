@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import logging
 
+import httpx
 import uvicorn
 
+from activities.sisbajud.orders import OrderActivities
 from services.webhook_gateway.app import WEBHOOK_PATH, GatewayDeps, create_app
+from services.webhook_gateway.order_check import MensageriaLookup
 from services.webhook_gateway.secrets import resolve_secrets
 from services.webhook_gateway.signature import StandardWebhooksV1
 from shared.db.engine import create_engine, session_factory
@@ -18,17 +21,22 @@ log = logging.getLogger("esteira.webhook")
 
 async def run_webhook(settings: Settings) -> None:
     """Serve the gateway on `ESTEIRA_PORTS__WEBHOOK` (uvicorn handles the signals)."""
+    sis = settings.sisbajud
     scheme = StandardWebhooksV1(resolve_secrets(settings, generate=True),
-                                max_skew_s=settings.sisbajud.hub_webhook_max_skew_seconds)
+                                max_skew_s=sis.hub_webhook_max_skew_seconds)
     engine = create_engine(settings.sqlalchemy_url)
     sessions = session_factory(engine)
+    http = httpx.AsyncClient(timeout=sis.webhook_fetch_timeout_seconds)
+    orders = MensageriaLookup(OrderActivities(settings, sessions, http),
+                              timeout_s=sis.webhook_fetch_timeout_seconds)
     try:
-        config = uvicorn.Config(create_app(GatewayDeps(scheme, sessions)), host=settings.host,
-                                port=settings.ports.webhook, log_config=None, access_log=False,
-                                timeout_graceful_shutdown=10)
+        app = create_app(GatewayDeps(scheme, sessions, orders))
+        config = uvicorn.Config(app, host=settings.host, port=settings.ports.webhook,
+                                log_config=None, access_log=False, timeout_graceful_shutdown=10)
         async with registered_instance(sessions, "webhook"):
             log.info("Webhook gateway listening on http://%s:%s%s", settings.host,
                      settings.ports.webhook, WEBHOOK_PATH)
             await uvicorn.Server(config).serve()
     finally:
+        await http.aclose()
         await engine.dispose()

@@ -23,6 +23,9 @@ class DomainWorker:
     max_concurrent_activities: int | None = None
     # Polls only while the signing pipeline is not paused (the durable pause row decides).
     pausable: bool = False
+    # Run workflows outside the sandbox: for a hot, tiny workflow the per-run sandbox costs
+    # more worker CPU than the work (research/temporal.md §4); replay tests guard determinism.
+    unsandboxed: bool = False
 
 
 @dataclass

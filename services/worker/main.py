@@ -8,7 +8,7 @@ import logging
 from datetime import timedelta
 
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from services.process import connect_when_available, stop_event
 from services.worker.domains import DomainWorker, WorkerDeps, build
@@ -67,6 +67,8 @@ def make_worker(client: Client, domain_worker: DomainWorker,
         workflows=domain_worker.workflows,
         activities=domain_worker.activities,
         max_concurrent_activities=domain_worker.max_concurrent_activities,
+        **({"workflow_runner": UnsandboxedWorkflowRunner()} if domain_worker.unsandboxed
+           else {}),
         graceful_shutdown_timeout=drain,
         identity=f"{instance_id('worker')}:{domain_worker.task_queue}",
     )

@@ -9,7 +9,11 @@ from concurrent.futures import ProcessPoolExecutor
 
 from sqlmodel import select
 
+from activities.signer.approvals.wiring import approval_parts
 from activities.signer.encryption import load_encryption_key
+from activities.signer.lacuna.activities import AwaitingSignerActivities
+from activities.signer.lacuna.client import LacunaClient
+from activities.signer.lacuna.methods import RemoteMethods
 from activities.signer.pipeline import SigningActivities
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree
@@ -32,12 +36,24 @@ async def build_signer(deps: WorkerDeps) -> list[DomainWorker]:
     storage = StorageTree(settings.storage_root,
                           read_attempts=settings.pipeline.input_read_attempts)
     storage.ensure()
-    activities = SigningActivities(JobRepository(deps.sessions), storage, pool,
+    lacuna = LacunaClient.from_settings(settings)
+    deps.resources.push_async_callback(lacuna.http.aclose)
+    repository = JobRepository(deps.sessions)
+    checks, approvals = approval_parts(settings, repository, storage,
+                                       load_encryption_key(settings))
+    activities = SigningActivities(repository, storage, pool, checks=checks,
                                    instance_id=deps.instance_id,
-                                   encryption_key=load_encryption_key(settings))
+                                   encryption_key=load_encryption_key(settings),
+                                   remote=RemoteMethods(lacuna) if settings.signer.configured
+                                   else None)
+    # The AwaitingSigner wait runs on the jobs queue: pausing must not strand remote work.
+    awaiting = AwaitingSignerActivities(activities, lacuna, settings.signer)
     jobs_queue, signing_queue = task_queues(settings.pipeline.task_queue_suffix)
     return [
-        DomainWorker(jobs_queue, workflows=[SigningJobWorkflow]),
+        DomainWorker(jobs_queue, workflows=[SigningJobWorkflow], unsandboxed=True,
+                     activities=[awaiting.check, awaiting.finish, awaiting.cancel_remote,
+                                 # Approval steps: a paused pipeline still expires and vetoes.
+                                 *approvals.all()]),
         DomainWorker(signing_queue, activities=[activities.process_job],
                      max_concurrent_activities=concurrency, pausable=True),
     ]

@@ -56,6 +56,7 @@ class JobSource(StrEnum):
     UPLOAD = "upload"
     RESCAN = "rescan"
     RETRY = "retry"
+    SIGNER_FOLDER = "signer-folder"
 
 
 class SignerErrorCode(StrEnum):

@@ -102,6 +102,7 @@ class OrderState(StrEnum):
     FOREIGN_OWNER = "FOREIGN_OWNER"
     HUMAN_DECISION = "HUMAN_DECISION"
     INDETERMINATE = "INDETERMINATE"
+    DEFERRED = "DEFERRED"
 
 
 class AlarmCode(StrEnum):
@@ -115,6 +116,8 @@ class AlarmCode(StrEnum):
     LEDGER_WRITE_REJECTED = "ledger.write-rejected"
     LEDGER_WRITE_INDETERMINATE = "ledger.write-indeterminate"
     LEDGER_OVERDRAFT_TOUCHED = "ledger.overdraft-touched"
+    LEDGER_WRITE_DEFERRED = "ledger.write-deferred"
+    LEDGER_ORPHAN_OPERATION = "ledger.orphan-operation"
     RESULT_REJECTED = "result.rejected"
 
 
@@ -126,6 +129,14 @@ class HumanReason(StrEnum):
     SALARY_ACCOUNT_RELEASE = "release.salary-account"
     INFO_AGENCY_GIVEN = "info.agency-given"
     INFO_UNKNOWN_ACCOUNT = "info.unknown-account"
+    WRITE_INDETERMINATE = "ledger.write-indeterminate"
+    WRITE_DEFERRED_AT_DEADLINE = "routing.deferred-at-deadline"
+
+
+class HumanDisposition(StrEnum):
+    """`humanDisposition` of a decision: what the executor holds while a person decides."""
+
+    HELD_MONEY_MOVED = "HELD_MONEY_MOVED"
 
 
 class Order(_Frozen):
@@ -154,6 +165,9 @@ class OrderOptions(_Frozen):
     parent_poll_seconds: float = 60.0
     parent_wait_max_seconds: float = 86_400.0
     deadline_margin_seconds: float = 3_600.0
+    # EXECUTOR_HEARTBEAT_EVERY: also how often a deferred write is tried again.
+    heartbeat_every_seconds: float = 300.0
+    human_decision_after_beats: int = 3
 
 
 class RunOrderInput(_Frozen):
@@ -235,16 +249,6 @@ class OwnershipResult(_Frozen):
     owner: str | None = None
 
 
-
-
-
-
-
-
-
-
-
-
 class ResultPayload(_Frozen):
     """The body of `POST …/execution-results` (rendered camelCase by the sender)."""
 
@@ -262,6 +266,26 @@ class ResultPayload(_Frozen):
     block_account_alias: str | None = None
 
 
+class ResolveDecisionInput(_Frozen):
+    """A person's answer to an open human decision: the final result and who gave it why."""
+
+    revision: int
+    effect: Effect
+    reason_code: ReasonCode | None = None
+    executed_amount: Decimal | None = None
+    transaction_id: str | None = None
+    actor: str
+    reason: str
+
+
+class ResolveDecisionResult(_Frozen):
+    """The final result queued for the Mensageria, by its key."""
+
+    order_id: str
+    revision: int
+    result_key: str
+
+
 class SettleInput(_Frozen):
     """Record where a revision ended: order row, result in the outbox, alarm, human decision."""
 
@@ -276,6 +300,10 @@ class SettleInput(_Frozen):
     result_key: str | None = None
     alarm: AlarmCode | None = None
     human_reason: HumanReason | None = None
+    human_disposition: HumanDisposition | None = None
+    # A person's resolution (or, with actor None, the ledger's proof) closes open decisions.
+    resolution: ResolveDecisionInput | None = None
+    close_decisions: bool = False
     detail: str = ""
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
@@ -88,11 +89,13 @@ class WriteInput(_Frozen):
 
 
 class WriteOutcomeKind(StrEnum):
-    """Proof of effect, proof of no effect, or neither (the next issue's machinery)."""
+    """Proof of effect, proof of no effect, neither, or held back by its routing config."""
 
     APPLIED = "APPLIED"
     REJECTED = "REJECTED"
     INDETERMINATE = "INDETERMINATE"
+    # Nothing was applied because of accounting-route configuration: send again later.
+    DEFERRED = "DEFERRED"
 
 
 class WriteOutcome(_Frozen):
@@ -107,3 +110,23 @@ class WriteOutcome(_Frozen):
     overdraft_touched: bool = False
     retry_with_new_plan: bool = False
     detail: str = ""
+
+
+class ReconcileWriteInput(_Frozen):
+    """Look for the transactions of one write (`?metadata.code=<key>`) since it was sent."""
+
+    institution_id: str
+    idempotency_key: str
+    block_alias: str
+    since: datetime
+
+
+class ReconcileResult(_Frozen):
+    """Proof of effect when a transaction carries the key; `evidence` changes when the
+    ledger around the write changes (to count unchanged heartbeats)."""
+
+    found: bool
+    transaction_id: str | None = None
+    amount: Decimal | None = None
+    overdraft_touched: bool = False
+    evidence: str = ""

@@ -47,6 +47,14 @@ class SigningProfile(SQLModel, table=True):
     input_folder: str | None = Field(
         default=None, sa_column=Column(String(100), nullable=True, unique=True))
     is_dev: bool = False
+    # The Approval block (approvers, quorum, expires_after_seconds); None: no approval step.
+    approval: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    check_cnab240_payment_dates: bool = True
+    # Local, LacunaSigner (dispatched to a Signer flow) or SignerFolder (signs a Signer folder).
+    method: str = Field(default="Local", max_length=16)
+    signer_flow: list[dict[str, Any]] = Field(default_factory=list,
+                                              sa_column=Column(JSON, nullable=False))
+    signer_folder_id: str | None = Field(default=None, max_length=100)
     created_at: datetime = _ts(nullable=False)
     updated_at: datetime = _ts(nullable=False)
     version: int = 0
@@ -62,9 +70,10 @@ class Job(SQLModel, table=True):
               sqlite_where=text(f"status IN {ACTIVE_STATUS_SQL}"),
               postgresql_where=text(f"status IN {ACTIVE_STATUS_SQL}")),
         Index("ix_jobs_file_name_lower", text("lower(file_name)"), "status"),
-        Index("ix_jobs_status_created", "status", "created_at"),
+        Index("ix_jobs_status_created_id", "status", "created_at", "id"),
         Index("ix_jobs_created", "created_at", "id"),
         Index("ix_jobs_unstarted", "status", "workflow_started_at"),
+        Index("ix_jobs_original_path_lower", text("lower(original_path)"), "created_at"),
     )
 
     id: str = Field(primary_key=True, max_length=36)
@@ -83,6 +92,9 @@ class Job(SQLModel, table=True):
     input_sha256: str | None = Field(default=None, max_length=64)
     output_path: str | None = None
     instance_id: str | None = Field(default=None, max_length=200)
+    # The Lacuna Signer document (and, for a Signer-folder job, this holder's flow action).
+    remote_document_id: str | None = Field(default=None, max_length=64)
+    remote_flow_action_id: str | None = Field(default=None, max_length=64)
     created_at: datetime = _ts(nullable=False)
     started_at: datetime | None = _ts()
     workflow_started_at: datetime | None = _ts()

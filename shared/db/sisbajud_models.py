@@ -140,7 +140,7 @@ class SisbajudAlarm(SQLModel, table=True):
 
 
 class SisbajudHumanDecision(SQLModel, table=True):
-    """An order handed to a person; `disposition` is filled by whoever decides."""
+    """An order handed to a person; `disposition` is the seed's `humanDisposition`."""
 
     __tablename__ = "sisbajud_human_decisions"
     __table_args__ = (UniqueConstraint("order_id", "revision", "reason",
@@ -154,3 +154,40 @@ class SisbajudHumanDecision(SQLModel, table=True):
     detail: str | None = None
     created_at: datetime = _ts(nullable=False)
     resolved_at: datetime | None = _ts()
+    # Audit trail of the resolution: who (an operator, or `executor` on ledger proof), why,
+    # and the final result it sent.
+    resolved_by: str | None = Field(default=None, max_length=200)
+    resolution_reason: str | None = None
+    resolution: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON,
+                                                                             nullable=True))
+
+
+class SisbajudOrphan(SQLModel, table=True):
+    """An operation on a block account whose transaction this executor did not write."""
+
+    __tablename__ = "sisbajud_orphans"
+
+    operation_id: str = Field(primary_key=True, max_length=64)
+    transaction_id: str = Field(max_length=64)
+    institution_id: str = Field(max_length=100)
+    block_alias: str = Field(max_length=100, index=True)
+    account_id: str = Field(max_length=64)
+    # The transaction's `metadata.code`, None when it has none.
+    code: str | None = Field(default=None, max_length=200)
+    type: str | None = Field(default=None, max_length=16)
+    direction: str | None = Field(default=None, max_length=8)
+    amount: str | None = Field(default=None, max_length=40)
+    operation_at: datetime | None = _ts()
+    found_at: datetime = _ts(nullable=False, index=True)
+
+
+class SisbajudRoutingDocument(SQLModel, table=True):
+    """A Systemplane-style tenant document (`routing.organizations`, `routing.ledger_bindings`)."""
+
+    __tablename__ = "sisbajud_routing_documents"
+
+    key: str = Field(primary_key=True, max_length=64)
+    document: dict[str, Any] = _json()
+    version: int = 1
+    updated_by: str | None = Field(default=None, max_length=200)
+    updated_at: datetime = _ts(nullable=False)

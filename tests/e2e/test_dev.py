@@ -48,6 +48,9 @@ class DevRun:
                          "ESTEIRA_PORTS__MIDAZ": str(self.midaz),
                          "ESTEIRA_PORTS__MENSAGERIA": str(self.mensageria),
                          "ESTEIRA_PORTS__TURNSTILE": str(self.turnstile)})
+        # The SMTP sink of approval e-mails too.
+        self.env["ESTEIRA_PORTS__SMTP"] = str(free_ports(1)[0])
+        self.env["ESTEIRA_PORTS__LACUNA"] = str(free_ports(1)[0])
         self.process: subprocess.Popen | None = None
 
     def start(self) -> DevRun:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import threading
@@ -15,8 +16,9 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 from sqlmodel import select
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.common import WorkflowIDReusePolicy
+from temporalio.service import RPCError
 from temporalio.worker import Worker
 
 from activities.sisbajud.setup import activities, order_options, tick_input
@@ -33,6 +35,7 @@ from shared.contracts.sisbajud import (
     order_workflow_id,
 )
 from shared.db.engine import create_engine, session_factory
+from shared.db.sisbajud_models import SisbajudOrder
 from shared.settings import InstitutionSettings, Settings, SisbajudSettings
 from workflows.sisbajud.order import SisbajudOrderWorkflow
 from workflows.sisbajud.tick import SisbajudTickWorkflow
@@ -65,11 +68,11 @@ def new_order_id() -> str:
 class World:
     """Simulators reachable from activities through one mounted httpx client."""
 
-    def __init__(self, settings: Settings, *, apps: tuple[FastAPI, FastAPI] | None = None
-                 ) -> None:
+    def __init__(self, settings: Settings, *, apps: tuple[FastAPI, FastAPI] | None = None,
+                 http_timeout: float = 5.0) -> None:
         self.settings = settings
         self.midaz_app, self.mensageria_app = apps or (midaz_app(), mensageria_app())
-        self.http = httpx.AsyncClient(mounts={
+        self.http = httpx.AsyncClient(timeout=http_timeout, mounts={
             MIDAZ: httpx.ASGITransport(self.midaz_app),
             MENSAGERIA: httpx.ASGITransport(self.mensageria_app)})
         self.midaz = httpx.AsyncClient(transport=httpx.ASGITransport(self.midaz_app),
@@ -80,6 +83,7 @@ class World:
         self.ledger = LedgerRef(ORG, LEDGER)
         self.engine = create_engine(settings.sqlalchemy_url)
         self.sessions = session_factory(self.engine)
+        self.handles: list[WorkflowHandle] = []
 
     async def start(self) -> World:
         (await self.midaz.post("/_sim/bootstrap", json={"organizationId": ORG,
@@ -87,6 +91,9 @@ class World:
         return self
 
     async def close(self) -> None:
+        for handle in self.handles:  # orders left waiting for a person or a proof
+            with contextlib.suppress(RPCError):
+                await handle.terminate("test over")
         for client in (self.http, self.midaz, self.mensageria):
             await client.aclose()
         await self.engine.dispose()
@@ -144,16 +151,39 @@ class World:
                                                 temporal)) as worker:
             yield worker
 
-    async def execute(self, client: Client, order_id: str, revision: int = 1
-                      ) -> OrderRunResult:
-        """Signal-with-start the order's workflow and wait for that run to end."""
+    async def start_order(self, client: Client, order_id: str, revision: int = 1
+                          ) -> WorkflowHandle:
+        """Signal-with-start the order's workflow (the run is terminated at `close`)."""
         handle = await client.start_workflow(
             ORDER_WORKFLOW, RunOrderInput(order_id=order_id,
                                           options=order_options(self.settings)),
             id=order_workflow_id(order_id), task_queue=self.settings.sisbajud.task_queue,
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE, start_signal="notice",
             start_signal_args=[NoticeSignal(revision=revision)], result_type=OrderRunResult)
-        return await handle.result()
+        self.handles.append(handle)
+        return handle
+
+    async def execute(self, client: Client, order_id: str, revision: int = 1
+                      ) -> OrderRunResult:
+        """Signal-with-start the order's workflow and wait for that run to end."""
+        return await (await self.start_order(client, order_id, revision)).result()
+
+    async def until_state(self, order_id: str, state: str, timeout_s: float = 30
+                          ) -> SisbajudOrder:
+        """Poll the order's row until it reaches `state` (AssertionError after `timeout_s`)."""
+        for _ in range(int(timeout_s / 0.05)):
+            rows = await stored(self, SisbajudOrder, order_id=order_id, state=state)
+            if rows:
+                return rows[0]
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"order {order_id} never reached {state}")
+
+    async def hold(self, client: Client, order_id: str, state: str = "HUMAN_DECISION",
+                   revision: int = 1) -> WorkflowHandle:
+        """Start the order and return once its row shows `state` (the run keeps waiting)."""
+        handle = await self.start_order(client, order_id, revision)
+        await self.until_state(order_id, state)
+        return handle
 
     async def tick(self, client: Client) -> TickResult:
         """Run one execution cycle now."""

@@ -8,7 +8,10 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from shared.contracts.signer import JobResult, ProcessJobInput, RunJobInput
+    from shared.contracts.signer import JobResult, JobStatus, ProcessJobInput, RunJobInput
+
+from workflows.signer.approval import ApprovalWaiting
+from workflows.signer.remote import await_signer
 
 # A 200 MB document signs in well under this; the heartbeat, not this, detects a lost worker.
 PROCESS_TIMEOUT = timedelta(hours=2)
@@ -19,11 +22,21 @@ PROCESS_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coeff
 
 
 @workflow.defn(name="signer-job")
-class SigningJobWorkflow:
+class SigningJobWorkflow(ApprovalWaiting):
     """Runs the signing activity on the gated signing queue and returns how the job ended."""
 
     @workflow.run
     async def run(self, request: RunJobInput) -> JobResult:
+        result = await self._process(request)
+        if result.status == JobStatus.AWAITING_APPROVAL:
+            result = await self.run_with_approval(request.job_id, result,
+                                                  lambda: self._process(request))
+        if result.status == JobStatus.AWAITING_SIGNER:
+            return await await_signer(request.job_id)
+        return result
+
+    async def _process(self, request: RunJobInput) -> JobResult:
+        """The signing activity (a released job runs it again, through the common queue)."""
         return await workflow.execute_activity(
             "signer-process-job", ProcessJobInput(job_id=request.job_id),
             task_queue=request.signing_task_queue, start_to_close_timeout=PROCESS_TIMEOUT,

@@ -9,6 +9,8 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
+from workflows.sisbajud.uncertain import FINAL_RESULT_SEQ, UncertainSteps
+
 with workflow.unsafe.imports_passed_through():
     from activities.sisbajud.plans import PlanActivities
     from activities.sisbajud.writes import WriteActivities
@@ -18,7 +20,6 @@ with workflow.unsafe.imports_passed_through():
         ExecutionState,
         HumanReason,
         Order,
-        OrderOptions,
         OrderState,
         ReasonCode,
         ResultPayload,
@@ -31,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         Plan,
         PlanInput,
         PlanKind,
+        ReconcileResult,
         WriteInput,
         WriteKind,
         WriteOutcome,
@@ -49,16 +51,11 @@ WRITE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1),
                           maximum_interval=timedelta(seconds=30), maximum_attempts=8)
 # Balances that moved between plan and write (no effect): plan again this many times.
 REPLANS = 3
-FINAL_RESULT_SEQ = 1
 
 
-class OperationSteps:
-    """BLOQUEIO, DESBLOQUEIO and info request, each ending in a `SettleInput`."""
-
-    _options: OrderOptions
-
-    async def _settle(self, request: SettleInput) -> None:
-        raise NotImplementedError
+class OperationSteps(UncertainSteps):
+    """BLOQUEIO, DESBLOQUEIO and info request, each ending in a `SettleInput` (None: a newer
+    revision took over while this one waited)."""
 
     async def _plan(self, method, order: Order) -> Plan | None:
         try:
@@ -69,7 +66,7 @@ class OperationSteps:
             workflow.logger.warning("Planning %s failed: %s", order.order_id, exc.cause)
             return None
 
-    async def _block(self, order: Order) -> SettleInput:
+    async def _block(self, order: Order) -> SettleInput | None:
         outcome: WriteOutcome | None = None
         for _ in range(REPLANS):
             plan = await self._plan(PlanActivities.plan_block, order)
@@ -81,19 +78,13 @@ class OperationSteps:
                 return _parked(order, AlarmCode.LEDGER_WRITE_REJECTED,
                                f"block account {plan.block_alias} could not be found or made")
             outcome = await self._write(order, plan, WriteKind.BLOCK)
-            if outcome.kind == WriteOutcomeKind.APPLIED:
-                amount = outcome.amount or Decimal(0)
-                full = amount >= plan.open_amount
-                plan = plan.model_copy(update={
-                    "effect": Effect.FULL if full else Effect.PARTIAL,
-                    "reason_code": (ReasonCode.BLOCKED_TOTAL if full
-                                    else ReasonCode.BLOCKED_PARTIAL)})
-                return _resolved(order, plan, amount, outcome)
+            if outcome is None or outcome.kind != WriteOutcomeKind.REJECTED:
+                return await self._conclude(order, plan, WriteKind.BLOCK, outcome)
             if not outcome.retry_with_new_plan:
                 break
         return _unsettled(order, outcome)
 
-    async def _unblock(self, order: Order) -> SettleInput:
+    async def _unblock(self, order: Order) -> SettleInput | None:
         waits_until = order.deadline or workflow.now() + timedelta(
             seconds=self._options.parent_wait_max_seconds)
         waiting = False
@@ -119,17 +110,30 @@ class OperationSteps:
             if plan.kind == PlanKind.RESOLVE:
                 return _resolved(order, plan, Decimal(0))
             outcome = await self._write(order, plan, WriteKind.UNBLOCK)
-            if outcome.kind == WriteOutcomeKind.APPLIED:
-                amount = outcome.amount or Decimal(0)
-                full = amount >= order.amount
-                plan = plan.model_copy(update={
-                    "effect": Effect.FULL if full else Effect.PARTIAL,
-                    "reason_code": (ReasonCode.UNBLOCKED_TOTAL if full
-                                    else ReasonCode.UNBLOCKED_PARTIAL)})
-                return _resolved(order, plan, amount, outcome)
+            if outcome is None or outcome.kind != WriteOutcomeKind.REJECTED:
+                return await self._conclude(order, plan, WriteKind.UNBLOCK, outcome)
             if not outcome.retry_with_new_plan:
                 break
         return _unsettled(order, outcome)
+
+    async def _conclude(self, order: Order, plan: Plan, kind: WriteKind,
+                        outcome: WriteOutcome | None) -> SettleInput | None:
+        """Applied -> result; deferred to the deadline -> a person; uncertain -> monitoring."""
+        if outcome is None:
+            return None
+        if outcome.kind == WriteOutcomeKind.DEFERRED:
+            return _human(order, HumanReason.WRITE_DEFERRED_AT_DEADLINE,
+                          f"the write is still deferred: {outcome.detail}")
+        if outcome.kind == WriteOutcomeKind.INDETERMINATE:
+            watched = await self._monitor(order, plan, outcome)
+            if not isinstance(watched, ReconcileResult):
+                return watched
+            outcome = WriteOutcome(kind=WriteOutcomeKind.APPLIED,
+                                   transaction_id=watched.transaction_id,
+                                   amount=watched.amount,
+                                   overdraft_touched=watched.overdraft_touched)
+            return _applied(order, plan, kind, outcome, close_decisions=True)
+        return _applied(order, plan, kind, outcome)
 
     async def _info(self, order: Order) -> SettleInput:
         plan = await self._plan(PlanActivities.plan_info, order)
@@ -151,12 +155,33 @@ class OperationSteps:
             return False
         return True
 
-    async def _write(self, order: Order, plan: Plan, kind: WriteKind) -> WriteOutcome:
+    async def _write(self, order: Order, plan: Plan, kind: WriteKind) -> WriteOutcome | None:
+        """Send the write; a deferred one is sent again (same key, same body) until it goes
+        out, the deadline margin arrives, or a newer revision takes over (None)."""
         request = WriteInput(
             order=order, kind=kind,
             idempotency_key=write_idempotency_key(order.order_id, order.revision),
             block_alias=plan.block_alias or "", legs=plan.legs, total=plan.total,
             parent_order_id=order.parent_order_id if kind == WriteKind.UNBLOCK else None)
+        outcome = await self._send(request)
+        if outcome.kind != WriteOutcomeKind.DEFERRED:
+            return outcome
+        await self._settle(SettleInput(
+            order_id=order.order_id, revision=order.revision, state=OrderState.DEFERRED,
+            alarm=AlarmCode.LEDGER_WRITE_DEFERRED,
+            detail=f"write {request.idempotency_key} deferred: {outcome.code} {outcome.detail}"))
+        decide_at = self._decide_at(order)
+        while outcome.kind == WriteOutcomeKind.DEFERRED:
+            if decide_at is not None and workflow.now() >= decide_at:
+                return outcome
+            if not await self._await_deferred(order, decide_at):
+                return None
+            if decide_at is not None and workflow.now() >= decide_at:
+                return outcome
+            outcome = await self._send(request)
+        return outcome
+
+    async def _send(self, request: WriteInput) -> WriteOutcome:
         try:
             return await workflow.execute_activity_method(
                 WriteActivities.write_ledger, request, start_to_close_timeout=WRITE_TIMEOUT,
@@ -166,6 +191,21 @@ class OperationSteps:
         except ActivityError as exc:
             return WriteOutcome(kind=WriteOutcomeKind.INDETERMINATE,
                                 detail=f"no answer after retries: {exc.cause}")
+
+
+def _applied(order: Order, plan: Plan, kind: WriteKind, outcome: WriteOutcome,
+             close_decisions: bool = False) -> SettleInput:
+    amount = outcome.amount or Decimal(0)
+    if kind == WriteKind.BLOCK:
+        full = amount >= plan.open_amount
+        reason = ReasonCode.BLOCKED_TOTAL if full else ReasonCode.BLOCKED_PARTIAL
+    else:
+        full = amount >= order.amount
+        reason = ReasonCode.UNBLOCKED_TOTAL if full else ReasonCode.UNBLOCKED_PARTIAL
+    plan = plan.model_copy(update={"effect": Effect.FULL if full else Effect.PARTIAL,
+                                   "reason_code": reason})
+    settle = _resolved(order, plan, amount, outcome)
+    return settle.model_copy(update={"close_decisions": close_decisions})
 
 
 def _resolved(order: Order, plan: Plan, executed: Decimal | None,
@@ -203,11 +243,5 @@ def _read_failed(order: Order) -> SettleInput:
 
 
 def _unsettled(order: Order, outcome: WriteOutcome | None) -> SettleInput:
-    if outcome is not None and outcome.kind == WriteOutcomeKind.INDETERMINATE:
-        # No proof either way; the monitoring stage (next issue) takes it from here.
-        return SettleInput(order_id=order.order_id, revision=order.revision,
-                           state=OrderState.INDETERMINATE, effect=Effect.INDETERMINATE,
-                           alarm=AlarmCode.LEDGER_WRITE_INDETERMINATE,
-                           detail=outcome.detail or f"Midaz answered {outcome.http_status}")
     detail = f"Midaz refused the write: {outcome.http_status} {outcome.code}" if outcome else ""
     return _parked(order, AlarmCode.LEDGER_WRITE_REJECTED, detail)

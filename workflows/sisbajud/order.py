@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
         AlarmCode,
         BeginRevisionInput,
         CheckOwnershipInput,
+        Effect,
         FetchOrderInput,
         FetchStatus,
         HumanReason,
@@ -26,6 +27,8 @@ with workflow.unsafe.imports_passed_through():
         OrderRunResult,
         OrderState,
         Ownership,
+        ResolveDecisionInput,
+        ResolveDecisionResult,
         RunOrderInput,
         SettleInput,
     )
@@ -50,6 +53,11 @@ class SisbajudOrderWorkflow(OperationSteps):
         self._seen: set[int] = set()
         self._executed: list[int] = []
         self._last_state: OrderState | None = None
+        # The revision whose human decision accepts a resolution now, and the answers.
+        self._open_decision: int | None = None
+        self._resolutions: dict[int, ResolveDecisionInput] = {}
+        self._resolved: dict[int, ResolveDecisionResult] = {}
+        self._nudged = False
 
     @workflow.run
     async def run(self, request: RunOrderInput) -> OrderRunResult:
@@ -67,10 +75,30 @@ class SisbajudOrderWorkflow(OperationSteps):
 
     @workflow.signal(name="notice")
     def notice(self, signal: NoticeSignal) -> None:
-        """An accepted notice for this order (a revision this run already saw is dropped)."""
+        """An accepted notice for this order (a revision this run already saw only nudges a
+        deferred write to try again)."""
         if signal.revision not in self._seen:
             self._seen.add(signal.revision)
             self._pending.append(signal)
+        else:
+            self._nudged = True
+
+    @workflow.update(name="resolve")
+    async def resolve(self, request: ResolveDecisionInput) -> ResolveDecisionResult:
+        """A person's resolution of the open decision: the final result goes out once."""
+        self._resolutions[request.revision] = request
+        await workflow.wait_condition(lambda: request.revision in self._resolved)
+        return self._resolved[request.revision]
+
+    @resolve.validator
+    def _validate_resolve(self, request: ResolveDecisionInput) -> None:
+        if self._open_decision != request.revision or request.revision in self._resolutions:
+            raise ValueError(f"revision {request.revision} of {self._order_id} has no open "
+                             "human decision")
+        if request.effect == Effect.INDETERMINATE:
+            raise ValueError("a resolution must say what the effect was")
+        if not request.actor.strip() or not request.reason.strip():
+            raise ValueError("a resolution needs an actor and a reason")
 
     @workflow.query(name="state")
     def state(self) -> OrderRunResult:
@@ -102,9 +130,15 @@ class SisbajudOrderWorkflow(OperationSteps):
         if not begun.started:
             return
         self._executed.append(order.revision)
-        await self._settle(await self._decide(order))
+        decision = await self._decide(order)
+        if decision is not None:
+            await self._settle(decision)
+        if decision is not None and decision.state == OrderState.HUMAN_DECISION:
+            final = await self._await_human(order)
+            if final is not None:
+                await self._settle(final)
 
-    async def _decide(self, order: Order) -> SettleInput:
+    async def _decide(self, order: Order) -> SettleInput | None:
         owner = await workflow.execute_local_activity_method(
             OrderActivities.check_ownership,
             CheckOwnershipInput(institution_id=order.institution_id),
@@ -129,6 +163,8 @@ class SisbajudOrderWorkflow(OperationSteps):
             OrderActivities.settle, request, start_to_close_timeout=STORE_TIMEOUT,
             retry_policy=STORE_RETRY)
         self._last_state = request.state
+        if request.resolution is not None:
+            self._resolved[request.revision] = self._resolution_result(request)
 
     def _bare(self, revision: int, state: OrderState, detail: str,
               alarm: AlarmCode | None = None) -> SettleInput:

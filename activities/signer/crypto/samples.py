@@ -1,4 +1,4 @@
-"""Synthetic documents for tests and benchmarks (PDF, XML, CNAB-like remittance)."""
+"""Synthetic documents for tests and benchmarks (PDF, XML, CNAB240 remittance)."""
 
 
 def make_pdf(target_size: int = 100_000, *, pages: int = 10) -> bytes:
@@ -47,7 +47,33 @@ def make_xml(items: int = 50) -> bytes:
     return doc.encode()
 
 
-def make_remittance(records: int = 20) -> bytes:
-    """CNAB240-shaped fixed-width text (240 columns, CRLF); not a valid remittance."""
-    lines = [f"{'001':3}{i:04d}{'3':1}".ljust(240, "0") for i in range(records)]
+def make_remittance(records: int = 20, *, payments: list[tuple[str, str, str]] | None = None
+                    ) -> bytes:
+    """A structurally valid CNAB240 remittance (240 columns, CRLF) of `records` lines.
+
+    `payments` lists (segment, DDMMAAAA payment date, movement) detail records; by default
+    segment A inclusions without a payment date fill the file.
+    """
+    details = payments if payments is not None else [("A", "00000000", "0")] * max(
+        0, records - 4)
+    lines = [_cnab_line("0", {143: "1"})]
+    lines.append(_cnab_line("1", {9: "C"}))
+    dates = {"A": 94, "J": 145, "N": 88, "O": 100}
+    amounts = {"A": 120, "J": 153, "N": 96, "O": 108}
+    for number, (segment, when, movement) in enumerate(details, start=1):
+        fields = {9: f"{number:05d}", 14: segment, 15: movement}
+        if segment in dates:
+            fields[dates[segment]] = when
+            fields[amounts[segment]] = f"{number * 1000:015d}"
+        lines.append(_cnab_line("3", fields))
+    lines.append(_cnab_line("5", {18: f"{len(details) + 2:06d}"}))
+    lines.append(_cnab_line("9", {18: "000001", 24: f"{len(lines) + 1:06d}"}))
     return ("\r\n".join(lines) + "\r\n").encode("ascii")
+
+
+def _cnab_line(record_type: str, fields: dict[int, str]) -> str:
+    """One 240-column record of bank 001; `fields` maps 1-based positions to text."""
+    line = list(f"001{'0001':4}{record_type}".ljust(240, " "))
+    for position, text in fields.items():
+        line[position - 1:position - 1 + len(text)] = text
+    return "".join(line)[:240]

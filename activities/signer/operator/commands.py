@@ -44,6 +44,11 @@ async def retry_job(repository: JobRepository, enqueuer: Enqueuer, job_id: str) 
     job = await repository.get(job_id)
     if job is None:
         raise refuse(SignerErrorCode.JOB_NOT_FOUND, f"No job with id {job_id}.")
+    if job.remote_flow_action_id is not None:
+        # A Signer-folder job has no file; it is retried from Failed or Canceled.
+        from activities.signer.lacuna.discovery import retry_signer_folder_job
+
+        return await retry_signer_folder_job(repository, enqueuer, job)
     if job.status != JobStatus.FAILED:
         raise refuse(SignerErrorCode.JOB_NOT_FAILED, f"Job {job_id} is {job.status}, not Failed.")
     if job.error_code == "approval.rejected":

@@ -11,6 +11,7 @@ from sqlalchemy import delete, func, update
 from sqlmodel import select
 from temporalio.client import Client
 
+from activities.signer.approvals.decisions import approvals_summary
 from activities.signer.operator.commands import CANCELABLE, cancel_job
 from activities.signer.operator.errors import refuse
 from activities.signer.repository import JobRepository
@@ -47,6 +48,8 @@ async def delete_job(repository: JobRepository, storage: StorageTree, client: Cl
     summary = (f"Job {job.id} ('{job.file_name}', {status}) deleted by {actor}. "
                f"Removed: {', '.join(report.removed) or 'nothing'}. "
                f"Kept: {', '.join(report.kept) or 'nothing'}.")
+    if approvals := await approvals_summary(repository.sessions, job.id):
+        summary += f" {approvals}"
     if reason:
         summary += f" Reason: {reason.rstrip('.')}."
     async with repository.sessions() as session:

@@ -6,7 +6,7 @@ import base64
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import and_, func, or_
+from sqlalchemy import func, tuple_
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -50,9 +50,9 @@ async def list_jobs(sessions: async_sessionmaker[AsyncSession], filters: JobFilt
     if filters.created_to:
         query = query.where(Job.created_at < filters.created_to)
     if cursor:
-        created, job_id = _decode(cursor)
-        query = query.where(or_(Job.created_at < created,
-                                and_(Job.created_at == created, Job.id < job_id)))
+        # Keyset pagination: a row-value comparison the (status, created_at, id) index answers
+        # as a range, so page 1,000 costs what page 1 does.
+        query = query.where(tuple_(Job.created_at, Job.id) < _decode(cursor))
     query = query.order_by(Job.created_at.desc(), Job.id.desc()).limit(limit + 1)
     async with sessions() as session:
         rows = list((await session.exec(query)).all())

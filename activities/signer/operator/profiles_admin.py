@@ -20,7 +20,9 @@ from shared.settings import Settings
 
 # Fields an edit may change; certificates and names are set at creation.
 EDITABLE = {"format", "verify", "validate_certificate", "encrypt", "enabled", "input_folder",
-            "policy", "trust_roots"}
+            "policy", "trust_roots", "approval", "check_cnab240_payment_dates",
+            # Lacuna Signer methods: rebinding a vanished Signer folder needs no restart.
+            "method", "signer_flow", "signer_folder_id"}
 
 
 async def create_profile(sessions: async_sessionmaker[AsyncSession], settings: Settings,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import uuid
+from collections.abc import AsyncIterator
 from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any
@@ -21,13 +20,12 @@ from activities.signer.operator import (
     jobs,
     pipeline_control,
     profiles_admin,
+    upload,
 )
-from activities.signer.operator.errors import refuse
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree
 from services.api.context import ApiContext
 from services.api.routes import signer_views as views
-from shared.contracts.signer import SignerErrorCode
 from shared.db.models import OperationalEvent
 from shared.db.signer_models import InputFolderState, SigningProfile
 
@@ -130,33 +128,16 @@ async def upload_file(request: Request, file: Annotated[UploadFile, File()],
                       profile: Annotated[str | None, Form()] = None) -> dict:
     """Queue an uploaded file: same size limit, name sanitization and checks as the watcher."""
     ctx = _ctx(request)
-    settings = ctx.settings
-    if not settings.upload.enabled:
-        raise refuse(SignerErrorCode.UPLOAD_DISABLED, "Uploads are disabled on this host.")
-    name = intake.sanitize_file_name(file.filename or "")
-    chosen = await intake.resolve_profile(JobRepository(ctx.sessions), settings, profile)
-    incoming = intake.uploads_dir(settings) / ".incoming" / str(uuid.uuid4())
-    incoming.parent.mkdir(parents=True, exist_ok=True)
-    if not await asyncio.to_thread(_copy_limited, file, incoming, settings.upload.max_bytes):
-        raise refuse(SignerErrorCode.UPLOAD_TOO_LARGE,
-                     f"The file is larger than Upload:MaxBytes ({settings.upload.max_bytes}).")
-    job_id = await intake.accept_upload(await _enqueuer(ctx), incoming, name, chosen, settings)
-    return views.job_summary(await JobRepository(ctx.sessions).get(job_id))
+    repository = JobRepository(ctx.sessions)
+    job_id = await upload.receive_upload(repository, ctx.settings, raw_name=file.filename or "",
+                                         profile=profile, chunks=_chunks(file),
+                                         enqueuer=lambda: _enqueuer(ctx))
+    return views.job_summary(await repository.get(job_id))
 
 
-def _copy_limited(upload: UploadFile, target, limit: int) -> bool:
-    """Copy an upload to `target`; False (and nothing kept) when it passes `limit` bytes."""
-    written = 0
-    with target.open("wb") as out:
-        while chunk := upload.file.read(_COPY_CHUNK):
-            written += len(chunk)
-            if written > limit:
-                break
-            out.write(chunk)
-    if written > limit:
-        target.unlink(missing_ok=True)
-        return False
-    return True
+async def _chunks(file: UploadFile) -> AsyncIterator[bytes]:
+    while chunk := await file.read(_COPY_CHUNK):
+        yield chunk
 
 
 @router.delete("/jobs")

@@ -59,6 +59,7 @@ def profile(row: SigningProfile) -> dict:
         "validateCertificate": row.validate_certificate, "policy": row.policy,
         "encrypt": row.encrypt, "enabled": row.enabled, "inputFolder": row.input_folder,
         "development": row.is_dev,
+        "approval": row.approval, "checkCnab240PaymentDates": row.check_cnab240_payment_dates,
     }
 
 

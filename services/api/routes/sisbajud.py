@@ -1,4 +1,5 @@
-"""Operator surface of the SISBAJUD executor: orders, notices, alarms, institutions, outbox."""
+"""Operator surface of the SISBAJUD executor: orders, notices, alarms, institutions, outbox,
+human decisions and their resolution, orphan operations."""
 
 from __future__ import annotations
 
@@ -9,19 +10,22 @@ from fastapi import APIRouter, Query, Request
 from sqlalchemy import func
 from sqlmodel import SQLModel, col, select
 
+from services.api.routes import sisbajud_admin
+from services.api.routes.sisbajud_decisions import router as decisions_router
 from shared.db.models import as_utc, utcnow
 from shared.db.sisbajud_models import (
     SisbajudAlarm,
-    SisbajudHumanDecision,
     SisbajudInstitution,
     SisbajudNotice,
     SisbajudOrder,
+    SisbajudOrphan,
     SisbajudOutbox,
     SisbajudWrite,
 )
 from shared.errors import ErrorCode, EsteiraError
 
-router = APIRouter(prefix="/api/sisbajud", tags=["sisbajud"])
+router = APIRouter()
+operator = APIRouter(prefix="/api/sisbajud", tags=["sisbajud"])
 Limit = Annotated[int, Query(ge=1, le=500)]
 
 
@@ -39,7 +43,7 @@ async def _all(request: Request, statement) -> list[Any]:
         return list((await session.exec(statement)).all())
 
 
-@router.get("/orders")
+@operator.get("/orders")
 async def list_orders(request: Request, state: str | None = None, limit: Limit = 100,
                       offset: Annotated[int, Query(ge=0)] = 0) -> dict[str, Any]:
     """Orders with state, effect and reason, most recently changed first."""
@@ -50,7 +54,7 @@ async def list_orders(request: Request, state: str | None = None, limit: Limit =
     return {"items": [_row(r, ("run_id",)) for r in rows], "limit": limit, "offset": offset}
 
 
-@router.get("/orders/{order_id}")
+@operator.get("/orders/{order_id}")
 async def get_order(order_id: str, request: Request) -> dict[str, Any]:
     """One order with its ledger writes and the results it queued."""
     async with request.app.state.context.sessions() as session:
@@ -65,7 +69,7 @@ async def get_order(order_id: str, request: Request) -> dict[str, Any]:
             "results": [_row(r) for r in results]}
 
 
-@router.get("/notices")
+@operator.get("/notices")
 async def list_notices(request: Request, state: str | None = None,
                        limit: Limit = 100) -> dict[str, Any]:
     """Recorded deliveries, newest first; `state=PARKED` lists the parked ones."""
@@ -75,7 +79,7 @@ async def list_notices(request: Request, state: str | None = None,
     return {"items": [_row(n) for n in await _all(request, statement)]}
 
 
-@router.get("/alarms")
+@operator.get("/alarms")
 async def list_alarms(request: Request, code: str | None = None,
                       limit: Limit = 100) -> dict[str, Any]:
     """Alarms, newest first."""
@@ -85,15 +89,7 @@ async def list_alarms(request: Request, code: str | None = None,
     return {"items": [_row(a) for a in await _all(request, statement)]}
 
 
-@router.get("/human-decisions")
-async def list_human_decisions(request: Request, limit: Limit = 100) -> dict[str, Any]:
-    """Orders waiting for (or decided by) a person."""
-    statement = (select(SisbajudHumanDecision)
-                 .order_by(col(SisbajudHumanDecision.id).desc()).limit(limit))
-    return {"items": [_row(d) for d in await _all(request, statement)]}
-
-
-@router.get("/institutions")
+@operator.get("/institutions")
 async def list_institutions(request: Request) -> dict[str, Any]:
     """Configured and recorded institutions, with their owner and whether it is us."""
     settings = request.app.state.context.settings
@@ -115,7 +111,7 @@ async def list_institutions(request: Request) -> dict[str, Any]:
     return {"m2mSubject": subject, "items": items}
 
 
-@router.get("/outbox")
+@operator.get("/outbox")
 async def outbox(request: Request, state: str | None = None,
                  limit: Limit = 100) -> dict[str, Any]:
     """Depth and age of what waits to be sent, and the rows themselves."""
@@ -132,3 +128,18 @@ async def outbox(request: Request, state: str | None = None,
     age = (utcnow() - as_utc(oldest)).total_seconds() if oldest else 0.0
     return {"depth": counts.get("PENDING", 0), "oldestAgeSeconds": age, "counts": counts,
             "items": [_row(r) for r in rows]}
+
+
+@operator.get("/orphans")
+async def list_orphans(request: Request, block_alias: str | None = None,
+                       limit: Limit = 100) -> dict[str, Any]:
+    """Operations on block accounts this executor did not write, newest first."""
+    statement = select(SisbajudOrphan).order_by(col(SisbajudOrphan.found_at).desc()).limit(limit)
+    if block_alias:
+        statement = statement.where(SisbajudOrphan.block_alias == block_alias)
+    return {"items": [_row(o) for o in await _all(request, statement)]}
+
+
+router.include_router(operator)
+router.include_router(decisions_router)
+router.include_router(sisbajud_admin.router)

@@ -15,6 +15,7 @@ class Fault(BaseModel):
     - `status`: answer `status` (default 503; 401, 429, 5xx, any other 4xx) without doing
       anything; `retry_after` adds a `Retry-After` header.
     - `timeout`: hold the request `delay_s`, then 504.
+    - `delay`: hold the request `delay_s`, then answer as usual (a slow but healthy API).
     - `accept_then_fail`: (results only) record the result, then answer `status` (default 500),
       so the sender retries a result that was in fact received.
     """
@@ -22,7 +23,7 @@ class Fault(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     route: str = Field("*", description="orders.get | results.post | glob")
-    kind: Literal["status", "timeout", "accept_then_fail"] = "status"
+    kind: Literal["status", "timeout", "accept_then_fail", "delay"] = "status"
     status: int | None = Field(None, ge=400, le=599)
     count: int = Field(1, ge=1)
     delay_s: float = Field(30.0, ge=0)

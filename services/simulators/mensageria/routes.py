@@ -55,11 +55,13 @@ def require_token(request: Request, state: Sim) -> None:
 
 
 async def apply_fault(fault: Fault | None) -> None:
-    """Answer as the fault says (`status` / `timeout`); `accept_then_fail` is left to the route."""
+    """Answer as the fault says; `accept_then_fail` is left to the route."""
     if fault is None or fault.kind == "accept_then_fail":
         return
-    if fault.kind == "timeout":
+    if fault.kind in ("timeout", "delay"):
         await asyncio.sleep(fault.delay_s)
+        if fault.kind == "delay":
+            return  # slow, then served as usual
         raise Refusal(504, "GATEWAY_TIMEOUT", "upstream request timeout")
     headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else None
     status = fault.status or 503

@@ -9,6 +9,7 @@ from shared.db.sisbajud_models import (
     SisbajudHumanDecision,
     SisbajudInstitution,
     SisbajudOrder,
+    SisbajudOrphan,
     SisbajudOutbox,
 )
 from shared.db.sisbajud_store import record_notice
@@ -32,6 +33,9 @@ async def _seed(sessions, settings) -> None:
         session.add(SisbajudInstitution(institution_id="OTHER", owner_subject="someone-else"))
         session.add(SisbajudInstitution(institution_id=settings.sisbajud.institutions[0].id,
                                         owner_subject=settings.sisbajud.m2m_subject))
+        session.add(SisbajudOrphan(operation_id="op-1", transaction_id="tx-9",
+                                   institution_id="BANK", block_alias="@block_sisbajud_ab",
+                                   account_id="acc-1", code=None, amount="5"))
         session.add(SisbajudOutbox(idempotency_key="o-1:2:1", order_id="o-1", revision=2,
                                    payload={"effect": "FULL"}, state="PENDING",
                                    created_at=utcnow() - timedelta(seconds=90)))
@@ -63,11 +67,17 @@ async def test_orders_notices_alarms_institutions_and_outbox(api, settings):
     assert owned == {"OTHER": False, settings.sisbajud.institutions[0].id: True}
     outbox = (await api.get("/api/sisbajud/outbox", headers=AUTH)).json()
     assert outbox["depth"] == 1 and outbox["oldestAgeSeconds"] >= 90
+    orphans = (await api.get("/api/sisbajud/orphans", headers=AUTH)).json()["items"]
+    assert [(o["operationId"], o["code"]) for o in orphans] == [("op-1", None)]
+    other = await api.get("/api/sisbajud/orphans?block_alias=@block_sisbajud_cd", headers=AUTH)
+    assert other.json()["items"] == []
 
 
 async def test_metrics_name_notices_orders_and_the_outbox(api):
     NOTICES.labels("200").inc()
     text = (await api.get("/api/metrics")).text
     for name in ("esteira_sisbajud_notices_total", "esteira_sisbajud_orders_total",
-                 "esteira_sisbajud_outbox_depth", "esteira_sisbajud_outbox_oldest_age_seconds"):
+                 "esteira_sisbajud_outbox_depth", "esteira_sisbajud_outbox_oldest_age_seconds",
+                 "esteira_sisbajud_orphan_operations_total",
+                 "esteira_sisbajud_uncertain_writes"):
         assert name in text

@@ -6,6 +6,7 @@ import json
 import logging
 
 import httpx
+import pytest
 from sqlmodel import select
 
 from services.simulators.hub.notice import build_notice, encode
@@ -18,6 +19,12 @@ from shared.db.sisbajud_models import SisbajudAlarm, SisbajudNotice
 from tests.api.sisbajud.conftest import MAX_SKEW_S, OLD_SECRET, SECRET, gateway_client
 
 ORDER = "0190a1b2-c3d4-7e5f-8071-8293a4b5c6d7"
+
+
+@pytest.fixture(autouse=True)
+def _order_on_the_mensageria(mensageria):
+    """The order the notices name exists: these rows are about the delivery, not the fetch."""
+    mensageria.order(ORDER)
 
 
 async def _post(gateway: httpx.AsyncClient, secret=SECRET, **options) -> httpx.Response:
@@ -112,8 +119,8 @@ async def test_rotation_accepts_the_previous_secret_and_any_matching_entry(gatew
     assert sorted(n.secret_index for n in notices) == [0, 1]
 
 
-async def test_a_retired_secret_is_refused(sessions):
-    async with gateway_client(sessions, secrets=[SECRET]) as gateway:
+async def test_a_retired_secret_is_refused(sessions, orders):
+    async with gateway_client(sessions, orders, secrets=[SECRET]) as gateway:
         response = await _post(gateway, secret=OLD_SECRET)
     assert response.status_code == 401
 
@@ -152,7 +159,7 @@ async def test_signed_but_unusable_body_is_200_parked_with_an_alarm(gateway, ses
     assert len((await _stored(sessions))[1]) == len(UNUSABLE)
 
 
-async def test_store_down_is_503_with_retry_after(settings, tmp_path, backend):
+async def test_store_down_is_503_with_retry_after(settings, tmp_path, backend, orders):
     if backend == "sqlite":
         url = f"sqlite+aiosqlite:///{tmp_path}"  # a directory: the file can't be opened
     else:
@@ -160,7 +167,7 @@ async def test_store_down_is_503_with_retry_after(settings, tmp_path, backend):
             settings.sqlalchemy_url.split("@")[1].split("/")[0], "127.0.0.1:1") + "/nowhere"
     engine = create_engine(url)
     try:
-        async with gateway_client(session_factory(engine)) as gateway:
+        async with gateway_client(session_factory(engine), orders) as gateway:
             response = await _post(gateway)
     finally:
         await engine.dispose()

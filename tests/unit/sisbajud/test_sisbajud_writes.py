@@ -41,10 +41,23 @@ def test_answers_without_proof_are_indeterminate(status, code):
 
 
 @pytest.mark.parametrize(("code", "replan"), [("0018", True), ("0174", True), ("0086", True),
-                                              ("0117", False), ("0019", False)])
+                                              ("0024", False), ("0019", False),
+                                              ("0151", False)])
 def test_refusals_before_any_effect_are_rejected(code, replan):
     outcome = _classify(_response(422, {"code": code, "title": "x"}))
     assert outcome.kind == WriteOutcomeKind.REJECTED and outcome.retry_with_new_plan is replan
+
+
+@pytest.mark.parametrize(("status", "code"), [
+    *((422, c) for c in ("0113", "0114", "0116", "0117", "0118", "0119", "0152", "0157")),
+    (404, "0105")])
+def test_route_refusals_defer_the_write(status, code):
+    outcome = _classify(_response(status, {"code": code, "title": "x"}))
+    assert (outcome.kind, outcome.code) == (WriteOutcomeKind.DEFERRED, code)
+
+
+def test_a_404_without_the_route_code_is_not_a_deferral():
+    assert _classify(_response(404, {"code": "0034"})).kind == WriteOutcomeKind.REJECTED
 
 
 async def test_a_409_0020_on_create_counts_as_found():

@@ -280,6 +280,11 @@ async def test_metrics_count_jobs_by_status_and_profile_and_time_each_stage(sign
     before = completed._value.get()
     signs_before = STAGE_SECONDS.labels(stage="sign")._sum.get()
     await signer.wait_for((await signer.enqueue(signer.drop("m.pdf", make_pdf()))).job_id)
+    # The row turns Completed before the activity counts it and leaves: wait for the return.
+    for _ in range(200):
+        if completed._value.get() > before and IN_FLIGHT.labels(format="Pades")._value.get() == 0:
+            break
+        await asyncio.sleep(0.05)
     assert completed._value.get() == before + 1
     assert STAGE_SECONDS.labels(stage="sign")._sum.get() > signs_before
     assert IN_FLIGHT.labels(format="Pades")._value.get() == 0

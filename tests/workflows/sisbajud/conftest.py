@@ -17,3 +17,18 @@ async def world(settings, task_queue) -> AsyncIterator[World]:
         yield world
     finally:
         await world.close()
+
+
+@pytest_asyncio.fixture
+async def make_world(settings, task_queue):
+    """A World per call, with its own settings (heartbeat period, beats before a person, …)."""
+    worlds: list[World] = []
+
+    async def make(**overrides) -> World:
+        world = await World(sisbajud_settings(settings, task_queue, **overrides)).start()
+        worlds.append(world)
+        return world
+
+    yield make
+    for world in worlds:
+        await world.close()

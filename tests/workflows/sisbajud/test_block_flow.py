@@ -140,31 +140,12 @@ async def test_a_new_revision_blocks_only_what_is_still_open(world, temporal_env
 
 
 @SQLITE_ONLY
-@pytest.mark.parametrize("fault", [
-    {"kind": "write_without_proof", "recovery_s": 0},  # 500 0095 after balances moved
-    {"kind": "error", "status": 409, "code": "0084"},  # a claim without a value
-])
-async def test_a_write_without_proof_is_indeterminate_and_sends_nothing(world, temporal_env,
-                                                                        fault):
-    order_id = new_order_id()
-    await world.account("@ind", "100")
-    await world.order(order_id, amount="10")
-    (await world.midaz.post("/_sim/faults", json={"route": "transactions.create.block",
-                                                   **fault})).raise_for_status()
-    _, row = await _run(world, temporal_env.client, order_id)
-    assert (row.state, row.effect) == ("INDETERMINATE", "INDETERMINATE")
-    (write,) = await stored(world, SisbajudWrite, order_id=order_id)
-    assert write.state == "INDETERMINATE" and write.attempts == 1
-    assert (await world.results(order_id))["keys"] == []
-
-
-@SQLITE_ONLY
 async def test_a_refused_write_parks_the_order_with_an_alarm(world, temporal_env):
     order_id = new_order_id()
     await world.account("@rej", "100")
     await world.order(order_id, amount="10")
     await world.midaz.post("/_sim/faults", json={"route": "transactions.create.block",
-                                                  "kind": "reject", "code": "0117",
+                                                  "kind": "reject", "code": "0024",
                                                   "status": 422})
     _, row = await _run(world, temporal_env.client, order_id)
     assert row.state == "PARKED"

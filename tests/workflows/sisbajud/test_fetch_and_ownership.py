@@ -108,8 +108,8 @@ async def test_an_unconfigured_institution_goes_to_a_human(world, temporal_env):
     order_id = new_order_id()
     await world.account("@u-1", "100")
     await world.order(order_id, institutionId="UNKNOWN-BANK")
-    _, row = await _execute(world, temporal_env.client, order_id)
-    assert row.state == "HUMAN_DECISION"
+    async with world.worker(temporal_env.client):
+        await world.hold(temporal_env.client, order_id)
     (decision,) = await stored(world, SisbajudHumanDecision, order_id=order_id)
     assert decision.reason == "institution.unconfigured"
     assert await world.transactions() == []

@@ -24,7 +24,7 @@ from shared.contracts.sisbajud import (
     tick_schedule_id,
 )
 from shared.db.sisbajud_models import SisbajudAlarm, SisbajudNotice, SisbajudOutbox
-from tests.api.sisbajud.conftest import SECRET, gateway_client
+from tests.api.sisbajud.conftest import SECRET, world_gateway
 from tests.support.sisbajud import new_order_id, stored
 from workflows.sisbajud.tick import SisbajudTickWorkflow
 
@@ -32,7 +32,7 @@ SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"])
 
 
 async def _notify(world, order_id, revision=1, msg_id=None):
-    async with gateway_client(world.sessions) as gateway:
+    async with world_gateway(world) as gateway:
         notice = prepare_notice(SECRET, order_id, revision, msg_id=msg_id)
         response = await gateway.post(WEBHOOK_PATH, content=notice.body, headers=notice.headers)
     assert response.status_code == 200

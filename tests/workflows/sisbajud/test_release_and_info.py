@@ -90,8 +90,7 @@ async def test_a_release_to_a_salary_account_goes_to_a_human(world, temporal_env
     await world.order(child, "DESBLOQUEIO", amount="70", parentOrderId=parent)
     async with world.worker(client):
         await world.execute(client, parent)
-        await world.execute(client, child)
-    assert (await _row(world, child)).state == "HUMAN_DECISION"
+        await world.hold(client, child)
     (decision,) = await stored(world, SisbajudHumanDecision, order_id=child)
     assert decision.reason == "release.salary-account"
     assert [t["_kind"] for t in await world.transactions()] == ["block"]
@@ -104,9 +103,8 @@ async def test_an_unknown_parent_waits_then_goes_to_a_human_at_the_deadline(worl
     await world.order(child, "DESBLOQUEIO", amount="10", parentOrderId=new_order_id(),
                       deadline=deadline.isoformat())
     async with world.worker(temporal_env.client):
-        await world.execute(temporal_env.client, child)
+        await world.hold(temporal_env.client, child)
     assert datetime.now(UTC) >= deadline
-    assert (await _row(world, child)).state == "HUMAN_DECISION"
     (decision,) = await stored(world, SisbajudHumanDecision, order_id=child)
     assert decision.reason == "parent.unknown-at-deadline"
     assert (await world.results(child))["keys"] == []
@@ -166,7 +164,7 @@ async def test_info_request_with_agency_or_unknown_account_goes_to_a_human(
     order_id = new_order_id()
     await world.order(order_id, "REQUISICAO_INFORMACAO", **fields)
     async with world.worker(temporal_env.client):
-        await world.execute(temporal_env.client, order_id)
+        await world.hold(temporal_env.client, order_id)
     (decision,) = await stored(world, SisbajudHumanDecision, order_id=order_id)
     assert decision.reason == reason
 

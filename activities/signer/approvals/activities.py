@@ -1,0 +1,136 @@
+"""The approval steps the job workflow runs on its own (never paused) queue."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.signer.approvals.mail import OutboxDrain
+from activities.signer.approvals.returns import return_rejected
+from activities.signer.approvals.store import ApprovalStore
+from activities.signer.repository import JobRepository
+from activities.signer.storage import Fingerprint, StorageTree
+from shared.contracts.signer import JobResult, JobStatus
+from shared.contracts.signer_approvals import (
+    ApprovalErrorCode,
+    ApprovalJobInput,
+    ApprovalState,
+    ApprovalStepResult,
+    ApprovalTally,
+)
+from shared.db.models import OperationalEvent
+
+log = logging.getLogger("esteira.signer.approvals")
+EXPIRED_MESSAGE = "Approval window expired."
+
+
+class ApprovalActivities:
+    """Tally, release, veto, expiry, cancel cleanup and notifications of held jobs."""
+
+    def __init__(self, store: ApprovalStore, repository: JobRepository, storage: StorageTree,
+                 drain: OutboxDrain, *, encryption_key: bytes | None) -> None:
+        self.store = store
+        self.repository = repository
+        self.storage = storage
+        self.drain = drain
+        self.encryption_key = encryption_key
+
+    def all(self) -> list:
+        """Every activity of this class, for a worker's registration."""
+        return [self.tally, self.release, self.reject, self.expire, self.cleanup, self.notify]
+
+    @activity.defn(name="signer-approval-tally")
+    async def tally(self, request: ApprovalJobInput) -> ApprovalTally:
+        """The job's status and its decisions so far."""
+        return await self.store.tally(request.job_id)
+
+    @activity.defn(name="signer-approval-release")
+    async def release(self, request: ApprovalJobInput) -> ApprovalStepResult:
+        """Quorum reached: back to Queued, to be claimed like any job."""
+        applied = await self.store.release(request.job_id)
+        return ApprovalStepResult(applied=applied,
+                                  job_status=JobStatus.QUEUED.value if applied else None)
+
+    @activity.defn(name="signer-approval-reject")
+    async def reject(self, request: ApprovalJobInput) -> JobResult:
+        """A veto: Canceled, the file returned as `.reject` (or parked in error/)."""
+        job_id = request.job_id
+        rejection = await self.store.rejection(job_id)
+        who = f"{rejection.approver}: {rejection.reason}" if rejection else "an approver"
+        message = f"Rejected by {who}."
+        job, approval = await self.repository.get(job_id), await self.store.get(job_id)
+        if job is None or approval is None or approval.state != ApprovalState.REJECTED \
+                or job.status != JobStatus.AWAITING_APPROVAL:
+            return JobResult(job_id=job_id, status=JobStatus(job.status) if job
+                             else JobStatus.CANCELED, message="not applied")
+        # The veto is final (the approval row says Rejected), so the file moves first and
+        # the job turns Canceled only once its file is where the history says it is.
+        staged, outcome = Path(approval.staged_path), None
+        if staged.exists():  # a retry after the move goes straight to the transition
+            profile = await self.repository.profile(job.profile_name or "")
+            encrypt = bool(profile and profile.encrypt)
+            outcome = await asyncio.to_thread(
+                return_rejected, self.storage, job_id, staged, Path(job.original_path),
+                Fingerprint(job.input_size, job.input_sha256),
+                encryption_key=self.encryption_key if encrypt else None)
+        returned = outcome.returned if outcome else None
+        ended = await self.store.end_wait(
+            job_id, expected=[ApprovalState.REJECTED], to=ApprovalState.REJECTED,
+            message=f"{message} {outcome.describe()}" if outcome else message,
+            code=ApprovalErrorCode.REJECTED, error_message=message,
+            **({"output_path": str(returned)} if returned else {}))
+        log.info("Job %s rejected: %s", job_id, outcome.describe() if outcome else message)
+        current = await self.repository.get(job_id)
+        return JobResult(job_id=job_id, status=JobStatus(current.status) if current
+                         else JobStatus.CANCELED,
+                         error_code=ApprovalErrorCode.REJECTED if ended else None,
+                         message=message, output_path=str(returned) if returned else None)
+
+    @activity.defn(name="signer-approval-expire")
+    async def expire(self, request: ApprovalJobInput) -> ApprovalStepResult:
+        """Past `ExpiresAfter`: Canceled, staged copy to error/, `ApprovalExpired`."""
+        job_id = request.job_id
+        job = await self.repository.get(job_id)
+        if job is None:
+            return ApprovalStepResult(applied=False)
+        event = OperationalEvent(
+            domain="signer", type="ApprovalExpired",
+            message=f"Job {job_id} ('{job.file_name}') canceled: {EXPIRED_MESSAGE}",
+            properties={"jobId": job_id, "profile": job.profile_name})
+        ended = await self.store.end_wait(job_id, expected=[ApprovalState.WAITING],
+                                          to=ApprovalState.EXPIRED, message=EXPIRED_MESSAGE,
+                                          event=event, error_message=EXPIRED_MESSAGE)
+        approval = await self.store.get(job_id)
+        if ended or (approval is not None and approval.state == ApprovalState.EXPIRED):
+            await self._park(job_id)
+        return ApprovalStepResult(applied=ended, message=EXPIRED_MESSAGE)
+
+    @activity.defn(name="signer-approval-cleanup")
+    async def cleanup(self, request: ApprovalJobInput) -> ApprovalStepResult:
+        """After an operator cancel: the approval ends and the staged copy goes to error/."""
+        job = await self.repository.get(request.job_id)
+        if job is None or job.status != JobStatus.CANCELED:
+            return ApprovalStepResult(applied=False, job_status=job.status if job else None)
+        await self.store.mark(job.id, [ApprovalState.WAITING, ApprovalState.RELEASED],
+                              ApprovalState.CANCELED)
+        await self._park(job.id)
+        return ApprovalStepResult(applied=True, job_status=job.status)
+
+    @activity.defn(name="signer-approval-notify")
+    async def notify(self, request: ApprovalJobInput) -> int:
+        """Send the job's pending approval e-mails; a failure retries (the outbox keeps them)."""
+        sent, failed = await self.drain.drain(request.job_id)
+        if failed:
+            raise ApplicationError(f"{failed} approval e-mail(s) not sent yet",
+                                   type="approval.notify-failed")
+        return sent
+
+    async def _park(self, job_id: str) -> None:
+        moved = await asyncio.to_thread(self.storage.move_to_error, job_id)
+        if moved is not None:
+            await self.repository.note(job_id, f"Staged copy moved to {moved}.")
+

@@ -1,0 +1,102 @@
+"""Approval e-mails: the request text, and draining a job's outbox rows to SMTP."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import smtplib
+from dataclasses import dataclass
+from datetime import datetime
+from email.message import EmailMessage
+
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from shared.db.models import utcnow
+from shared.db.signer_approval_models import NotificationOutbox
+from shared.db.signer_models import Job
+
+log = logging.getLogger("esteira.signer.approvals.mail")
+SENT_BODY = None  # a sent body is dropped: it carried the approver's token
+
+
+def approval_request(*, job: Job, approver: str, quorum: int, approvers: int, sha256: str,
+                     expires_at: datetime | None, base_url: str, token: str
+                     ) -> tuple[str, str]:
+    """Subject and body of the e-mail asking one approver to decide on one job."""
+    url = f"{base_url}/api/approvals/{job.id}"
+    auth = f'-H "Authorization: Bearer {token}"'
+    lines = [
+        f"{approver},",
+        "",
+        f"The file {job.file_name} (profile {job.profile_name}, job {job.id}) waits for "
+        f"approval before it is signed: {quorum} of {approvers} approver(s) must approve, "
+        "and a single rejection stops it.",
+        f"SHA-256 of the file held for signing: {sha256}",
+    ]
+    if expires_at is not None:
+        lines.append(f"The request expires at {expires_at:%Y-%m-%d %H:%M} UTC.")
+    lines += ["", "See the request:", f"  curl {auth} {url}", "Approve:",
+              f"  curl -X POST {auth} {url}/approve", "Reject (a reason is required):",
+              f"  curl -X POST {auth} -H 'Content-Type: application/json' "
+              f"-d '{{\"reason\": \"...\"}}' {url}/reject", "",
+              "This credential is yours alone and works only for this job."]
+    return f"Approval needed: {job.file_name} (job {job.id})", "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class SmtpTarget:
+    """Where approval e-mails go."""
+
+    host: str
+    port: int
+    sender: str
+    timeout_seconds: float = 10.0
+
+
+class OutboxDrain:
+    """Sends a job's unsent e-mails, one row at a time, recording each attempt."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], smtp: SmtpTarget) -> None:
+        self.sessions = sessions
+        self.smtp = smtp
+
+    async def drain(self, job_id: str) -> tuple[int, int]:
+        """(sent, failed) for the job's pending rows; a failed row stays for the next try."""
+        async with self.sessions() as session:
+            rows = list((await session.exec(select(NotificationOutbox).where(
+                NotificationOutbox.job_id == job_id, NotificationOutbox.sent_at.is_(None))
+                .order_by(NotificationOutbox.id))).all())
+        sent = failed = 0
+        for row in rows:
+            error = None
+            try:
+                await asyncio.to_thread(self._send, row)
+            except (OSError, smtplib.SMTPException) as exc:
+                error = f"{type(exc).__name__}: {exc}"
+            async with self.sessions() as session:
+                values = ({"attempts": NotificationOutbox.attempts + 1, "last_error": error}
+                          if error else {"attempts": NotificationOutbox.attempts + 1,
+                                         "sent_at": utcnow(), "body": SENT_BODY,
+                                         "last_error": None})
+                await session.exec(update(NotificationOutbox)
+                                   .where(NotificationOutbox.id == row.id).values(**values))
+                await session.commit()
+            if error:
+                failed += 1
+                log.warning("Approval e-mail %s for job %s not sent: %s", row.id, job_id, error)
+            else:
+                sent += 1
+        return sent, failed
+
+    def _send(self, row: NotificationOutbox) -> None:
+        message = EmailMessage()
+        message["From"] = self.smtp.sender
+        message["To"] = row.to_address
+        message["Subject"] = row.subject
+        message.set_content(row.body or "")
+        with smtplib.SMTP(self.smtp.host, self.smtp.port,
+                          timeout=self.smtp.timeout_seconds) as client:
+            client.send_message(message)

@@ -1,0 +1,1 @@
+"""The signer's Lacuna Signer methods: LacunaSigner (remote flows) and SignerFolder."""

@@ -1,0 +1,130 @@
+"""The AwaitingSigner side: status checks, the finishing tail and the remote cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from pathlib import Path
+
+from temporalio import activity
+
+from activities.signer.lacuna.client import LacunaClient, SignerRefused, SignerUnavailable
+from activities.signer.pipeline import JobFailed, SigningActivities, _heartbeat_forever
+from activities.signer.profiles import output_name
+from activities.signer.storage import Fingerprint
+from shared.contracts.signer import JobResult, JobStatus, SignatureFormat
+from shared.contracts.signer_lacuna import (
+    CancelRemoteInput,
+    CheckRemoteInput,
+    FinishRemoteInput,
+    LacunaErrorCode,
+    RemoteState,
+    RemoteStatus,
+)
+from shared.logs import props
+from shared.settings import SignerSettings
+
+log = logging.getLogger("esteira.signer.lacuna")
+# Remote outcomes that end a waiting job as Failed, with the code each one gets.
+REMOTE_FAILURES = {"Refused": LacunaErrorCode.REFUSED, "Expired": LacunaErrorCode.EXPIRED,
+                   "Canceled": LacunaErrorCode.CANCELED_REMOTELY}
+
+
+class AwaitingSignerActivities:
+    """Activities of the AwaitingSigner wait; they run on the (never paused) jobs queue."""
+
+    def __init__(self, pipeline: SigningActivities, client: LacunaClient,
+                 settings: SignerSettings) -> None:
+        self.pipeline = pipeline
+        self.client = client
+        self.settings = settings
+
+    @activity.defn(name="signer-lacuna-check")
+    async def check(self, request: CheckRemoteInput) -> RemoteStatus:
+        """Where the job's document stands; an unreachable Signer reads as still waiting."""
+        job = await self.pipeline.repository.get(request.job_id)
+        timing = {"poll_seconds": self.settings.poll_interval_seconds,
+                  "max_wait_seconds": self.settings.max_wait_seconds}
+        if job is None or job.status != JobStatus.AWAITING_SIGNER:
+            return RemoteStatus(state=RemoteState.GONE, remote_status=job and job.status,
+                                document_id=job and job.remote_document_id, **timing)
+        document_id = job.remote_document_id
+        try:
+            document = await self.client.document(document_id or "")
+        except (SignerUnavailable, SignerRefused) as exc:
+            # The remote side holds the work: an outage or a bad answer never fails the job.
+            log.warning("Signer status of job %s unavailable: %s", job.id, exc,
+                        extra=props(JobId=job.id, DocumentId=document_id))
+            return RemoteStatus(state=RemoteState.WAITING, document_id=document_id,
+                                remote_status="unreachable", **timing)
+        status = str(document.get("status"))
+        if status == "Concluded":
+            state = RemoteState.CONCLUDED
+        elif status in REMOTE_FAILURES:
+            state = RemoteState.FAILED
+        else:
+            state = RemoteState.WAITING
+        return RemoteStatus(state=state, document_id=document_id, remote_status=status,
+                            **timing)
+
+    @activity.defn(name="signer-lacuna-finish")
+    async def finish(self, request: FinishRemoteInput) -> JobResult:
+        """Fail the job with the remote outcome, or download and run the shared tail."""
+        pipeline = self.pipeline
+        job = await pipeline.repository.get(request.job_id)
+        if job is None or job.status not in (JobStatus.AWAITING_SIGNER, JobStatus.VERIFYING):
+            status = JobStatus(job.status) if job else JobStatus.CANCELED
+            return JobResult(job_id=request.job_id, status=status, message="not awaiting")
+        if request.failure_code:
+            return await pipeline._fail(job, request.failure_code,
+                                        request.failure_message or request.failure_code)
+        heartbeat = asyncio.create_task(_heartbeat_forever())
+        try:
+            return await self._download_and_seal(job)
+        except JobFailed as failure:
+            return await pipeline._fail(job, failure.code, failure.message)
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+
+    async def _download_and_seal(self, job) -> JobResult:
+        pipeline = self.pipeline
+        profile = await pipeline._profile(job)
+        staged = pipeline.storage.staging_dir(job.id) / Path(job.file_name).name
+        artifact = staged.with_name(output_name(SignatureFormat(job.format), job.file_name,
+                                                encrypted=profile.encrypt))
+        try:
+            data = await self.client.content(job.remote_document_id or "", "Signatures")
+        except SignerUnavailable:
+            raise  # retried by the activity's policy; nothing was changed yet
+        except SignerRefused as exc:
+            raise JobFailed(LacunaErrorCode.DOWNLOAD_FAILED,
+                            f"Could not download the signed document: {exc}") from None
+        await asyncio.to_thread(artifact.write_bytes, data)
+        if job.status == JobStatus.AWAITING_SIGNER:
+            await pipeline._transition(job, JobStatus.AWAITING_SIGNER, JobStatus.VERIFYING,
+                                       f"Concluded on the Lacuna Signer; downloaded "
+                                       f"{len(data)} bytes, verifying.")
+        fingerprint = Fingerprint(job.input_size or 0, job.input_sha256 or "")
+        return await pipeline.seal_and_promote(job, profile, staged, artifact, fingerprint)
+
+    @activity.defn(name="signer-lacuna-cancel-remote")
+    async def cancel_remote(self, request: CancelRemoteInput) -> None:
+        """After the local Canceled (or a clear), cancel the document; failures only logged."""
+        job = await self.pipeline.repository.get(request.job_id)
+        if job is not None and job.status != JobStatus.CANCELED:
+            return
+        document_id = request.document_id or (job.remote_document_id if job else None)
+        if document_id is None:
+            return  # canceled before dispatch: nothing exists remotely
+        try:
+            await self.client.cancel(document_id, "Canceled by the Esteira operator.")
+        except (SignerUnavailable, SignerRefused) as exc:
+            log.warning("Remote cancel of Signer document %s (job %s) failed: %s; the local "
+                        "cancel stands", document_id, request.job_id, exc,
+                        extra=props(JobId=request.job_id, DocumentId=document_id))
+            return
+        log.info("Signer document %s of job %s canceled remotely", document_id,
+                 request.job_id, extra=props(JobId=request.job_id))

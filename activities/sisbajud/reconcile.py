@@ -1,0 +1,84 @@
+"""Reading the ledger again for a write without proof: did a transaction carry its key?"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+import httpx
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+from temporalio import activity
+
+from activities.sisbajud.clients import MidazClient, midaz_for
+from activities.sisbajud.plans import upstream_errors
+from shared.contracts.sisbajud_ledger import ReconcileResult, ReconcileWriteInput
+from shared.db.models import utcnow
+from shared.db.sisbajud_models import SisbajudWrite
+from shared.settings import Settings
+
+# Midaz compares list dates at day (or second) precision and clocks drift: look a day wider.
+DATE_SLACK = timedelta(days=1)
+
+
+def midaz_day(moment: datetime) -> str:
+    """`yyyy-mm-dd` (an `end_date` in this form covers the whole day)."""
+    return moment.strftime("%Y-%m-%d")
+
+
+def midaz_second(moment: datetime) -> str:
+    """`yyyy-mm-dd hh:mm:ss`, UTC."""
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _overdraft(tx: dict) -> bool:
+    return any(op.get("balanceKey") == "overdraft" or op.get("type") == "OVERDRAFT"
+               for op in tx.get("operations") or [])
+
+
+class ReconcileActivities:
+    """The re-read the order workflow does before each heartbeat of an uncertain write."""
+
+    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession],
+                 http: httpx.AsyncClient) -> None:
+        self._settings = settings
+        self._sessions = sessions
+        self._http = http
+
+    def _midaz(self, institution_id: str) -> MidazClient:
+        return midaz_for(self._http, self._settings, institution_id)
+
+    @activity.defn(name="sisbajud-reconcile-write")
+    async def reconcile_write(self, request: ReconcileWriteInput) -> ReconcileResult:
+        """`?metadata.code=<key>` since the write; a hit is proof and marks the write APPLIED."""
+        with upstream_errors():
+            midaz = self._midaz(request.institution_id)
+            found = await midaz.transactions_by_code(
+                request.idempotency_key, midaz_day(request.since - DATE_SLACK),
+                midaz_day(utcnow() + DATE_SLACK))
+            balance = await midaz.default_balance(request.block_alias)
+        held = (balance or {}).get("available", "0")
+        ids = sorted(tx["id"] for tx in found)
+        evidence = f"transactions={','.join(ids)};block={Decimal(str(held)).normalize()}"
+        if not found:
+            return ReconcileResult(found=False, evidence=evidence)
+        # One key is one write: Midaz never applies a key twice, so the first hit is it.
+        tx = found[0]
+        amount = Decimal(str(tx.get("amount") or 0))
+        if not tx.get("operations"):
+            # List entries may omit operations; the overdraft check needs them.
+            tx = await self._full(midaz, tx)
+        async with self._sessions() as session:
+            await session.exec(update(SisbajudWrite).where(  # type: ignore[call-overload]
+                SisbajudWrite.idempotency_key == request.idempotency_key,
+                SisbajudWrite.state != "APPLIED",
+            ).values(state="APPLIED", transaction_id=tx["id"], applied_amount=str(amount),
+                     updated_at=utcnow()))
+            await session.commit()
+        return ReconcileResult(found=True, transaction_id=tx["id"], amount=amount,
+                               overdraft_touched=_overdraft(tx), evidence=evidence)
+
+    async def _full(self, midaz: MidazClient, tx: dict) -> dict:
+        with upstream_errors():
+            return await midaz.transaction(tx["id"]) or tx

@@ -1,0 +1,38 @@
+"""Mounting the dashboard on the API app: guard, pages, static files, the CSRF refusal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+
+from services.api.context import ApiContext
+from services.dashboard.accounts import OperatorDirectory
+from services.dashboard.guard import CsrfRejected, DashboardAuth, DashboardAuthMiddleware
+from services.dashboard.routes import events, folders, jobs, login, pickup, profiles, sisbajud
+from services.dashboard.routes import system as system_page
+from services.dashboard.session import SessionCodec
+
+STATIC_DIR = Path(__file__).parent / "static"
+
+
+def install_dashboard(app: FastAPI, context: ApiContext) -> None:
+    """Serve the dashboard from the API process (htmx is vendored: no network at run time)."""
+    settings = context.settings
+    auth = DashboardAuth(OperatorDirectory.from_settings(settings, context.api_key),
+                         SessionCodec.from_settings(settings, context.api_key),
+                         context.api_key, settings.dashboard.secure_cookies)
+    app.state.dashboard_auth = auth
+    app.add_middleware(DashboardAuthMiddleware, auth=auth)
+    for module in (login, jobs, profiles, folders, events, system_page, pickup, sisbajud):
+        app.include_router(module.router)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="dashboard-static")
+    app.add_exception_handler(CsrfRejected, _csrf_rejected)
+
+
+async def _csrf_rejected(_request: Request, _exc: Exception) -> HTMLResponse:
+    return HTMLResponse("<!doctype html><title>Forbidden</title><h1>Forbidden</h1>"
+                        "<p>The form's CSRF token is missing or does not match your session. "
+                        "Reload the page and try again.</p>", status_code=403)

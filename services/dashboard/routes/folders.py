@@ -1,0 +1,41 @@
+"""Input folders: a card per folder with its status chip, and the rescan button."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from services.api.routes import signer as rest
+from services.dashboard.guard import CheckedForm
+from services.dashboard.web import redirect, render
+from shared.errors import EsteiraError
+
+router = APIRouter()
+
+
+def rescan_notice(answer: dict) -> str:
+    """The rescan totals in one line, ending with the folders nobody chose."""
+    totals = answer["totals"]
+    text = (f"Rescan: {totals['scanned']} scanned, {totals['enqueued']} enqueued, "
+            f"{totals['alreadyActive']} already active, {totals['alreadyProcessed']} already "
+            f"processed, {totals['ignored']} ignored, {totals['errors']} error(s).")
+    if totals["unassigned"]:
+        text += f" … {totals['unassigned']} folder(s) without a profile, skipped."
+    return text
+
+
+@router.get("/folders", response_class=HTMLResponse, include_in_schema=False)
+async def folders_page(request: Request) -> HTMLResponse:
+    """Running, Stopped (red, with the last error) or no profile (grey)."""
+    return render(request, "folders.html", folders=await rest.list_folders(request))
+
+
+@router.post("/folders/rescan", include_in_schema=False)
+async def rescan(request: Request, form: CheckedForm) -> RedirectResponse:
+    """Rescan one folder or all of them; the totals come back as a notice."""
+    folder = str(form.get("folder") or "") or None
+    try:
+        answer = await rest.rescan(request, folder)
+    except EsteiraError as exc:
+        return redirect("/folders", error=exc)
+    return redirect("/folders", notice=rescan_notice(answer))

@@ -1,0 +1,103 @@
+"""Profiles: list with badges, detail, "Edit behaviour" with the folder picker, create."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from sqlmodel import select
+
+from activities.signer.health import check_profile
+from services.api.routes import signer as rest
+from services.dashboard.guard import CheckedForm
+from services.dashboard.web import context, redirect, render
+from shared.db.signer_models import SigningProfile
+from shared.errors import EsteiraError
+
+router = APIRouter()
+FORMATS = ["auto", "pades", "cades", "xades"]
+FLAGS = ("enabled", "verify", "validate_certificate", "encrypt")
+
+
+async def _badges(request: Request) -> dict[str, list[tuple[str, str]]]:
+    """DEGRADED (certificate or stored folder broken) and KEYLESS, per profile."""
+    ctx = context(request)
+    configured = {f.name.lower() for f in ctx.settings.effective_inputs}
+    async with ctx.sessions() as session:
+        rows = (await session.exec(select(SigningProfile))).all()
+    badges: dict[str, list[tuple[str, str]]] = {}
+    for row in rows:
+        marks = badges.setdefault(row.name, [])
+        if (row.policy or {}).get("signers") == "Approvers" or row.cert_source == "none":
+            marks.append(("KEYLESS", "approvers sign; no key is opened"))
+        elif row.enabled:
+            health = await check_profile(row)
+            if not health.ok:
+                marks.append(("DEGRADED", health.detail))
+        if row.input_folder and row.input_folder.lower() not in configured:
+            marks.append(("DEGRADED", f"input folder {row.input_folder} is not configured on "
+                                      "this host (Storage:Inputs[]); choose another folder"))
+    return badges
+
+
+async def _folder_choices(request: Request, own: str | None) -> list[str]:
+    """None, every configured folder no other profile uses, and the profile's own."""
+    taken = {p["inputFolder"].lower() for p in await rest.list_profiles(request)
+             if p["inputFolder"] and p["inputFolder"] != own}
+    return [f.name for f in context(request).settings.effective_inputs
+            if f.name.lower() not in taken]
+
+
+@router.get("/profiles", response_class=HTMLResponse, include_in_schema=False)
+async def profiles_page(request: Request) -> HTMLResponse:
+    """Every profile with its folder and badges."""
+    return render(request, "profiles.html", profiles=await rest.list_profiles(request),
+                  badges=await _badges(request))
+
+
+@router.get("/profiles/_new", response_class=HTMLResponse, include_in_schema=False)
+async def new_profile_page(request: Request) -> HTMLResponse:
+    """The create form, with the folder picker."""
+    return render(request, "profile_new.html", formats=FORMATS,
+                  folders=await _folder_choices(request, None))
+
+
+@router.post("/profiles/_new", include_in_schema=False)
+async def create(request: Request, form: CheckedForm) -> RedirectResponse:
+    """Create through the REST handler; refusals come back as a notice with their code."""
+    data = {key: str(form.get(key) or "").strip() or None
+            for key in ("name", "format", "cert_source", "pfx_path", "pfx_password_env",
+                        "input_folder")}
+    data = {k: v for k, v in data.items() if v is not None}
+    data.update({flag: form.get(flag) == "on" for flag in FLAGS})
+    try:
+        created = await rest.create_profile(request, data)
+    except EsteiraError as exc:
+        return redirect("/profiles/_new", error=exc)
+    return redirect(f"/profiles/{created['name']}", notice=f"Profile {created['name']} created.")
+
+
+@router.get("/profiles/{name}", response_class=HTMLResponse, include_in_schema=False)
+async def profile_page(request: Request, name: str) -> HTMLResponse:
+    """One profile and its "Edit behaviour" form."""
+    profile = next((p for p in await rest.list_profiles(request) if p["name"] == name), None)
+    if profile is None:
+        error = EsteiraError("profile.not-found", f"No signing profile named {name}.",
+                             status=404)
+        return render(request, "not_found.html", status_code=404, error=error)
+    return render(request, "profile.html", profile=profile, formats=FORMATS,
+                  badges=(await _badges(request)).get(name, []),
+                  folders=await _folder_choices(request, profile["inputFolder"]))
+
+
+@router.post("/profiles/{name}", include_in_schema=False)
+async def edit(request: Request, name: str, form: CheckedForm) -> RedirectResponse:
+    """Edit behaviour through the REST handler (folder refusals name the owner)."""
+    changes = {flag: form.get(flag) == "on" for flag in FLAGS}
+    changes["input_folder"] = str(form.get("input_folder") or "") or None
+    if form.get("format") in FORMATS:
+        changes["format"] = form.get("format")
+    try:
+        await rest.edit_profile(request, name, changes)
+    except EsteiraError as exc:
+        return redirect(f"/profiles/{name}", error=exc)
+    return redirect(f"/profiles/{name}", notice=f"Profile {name} saved.")

@@ -1,0 +1,167 @@
+"""docker-compose.yml: valid per the Compose schema, and every command, path and secret real."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import re
+import subprocess
+import sys
+import threading
+
+import jsonschema
+import pytest
+
+from services.api.routes.system import router as system_router
+from tests.deploy.targets import COMPOSE_FILE, REPO, compose, esteira_services, parse_command
+
+# The Compose Specification schema as shipped in docker-compose 1.29.2's wheel
+# (compose/config/compose_spec.json), vendored because no registry package ships it alone.
+SCHEMA = json.loads((REPO / "tests" / "deploy" / "schemas" / "compose-spec.json").read_text())
+SECRETS = ("POSTGRES_PASSWORD", "ESTEIRA_API_KEY", "ESTEIRA_SISBAJUD__HUB_WEBHOOK_SECRETS",
+           "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN")
+
+
+def _errors(document: dict) -> list[str]:
+    validator = jsonschema.Draft201909Validator(SCHEMA)
+    return [f"{e.json_path}: {e.message}" for e in validator.iter_errors(document)]
+
+
+def test_the_compose_file_is_valid_per_the_compose_schema():
+    assert _errors(compose()) == []
+
+
+def test_the_schema_check_catches_a_misspelt_key():
+    spec = compose()
+    spec["services"]["api"]["helthcheck"] = spec["services"]["api"].pop("healthcheck")
+    assert _errors(spec), "the vendored schema must refuse unknown service keys"
+
+
+def test_every_esteira_service_runs_a_valid_esteira_command():
+    services = esteira_services(compose())
+    assert {"migrate", "api", "grpc", "watcher", "webhook", "worker-signer",
+            "worker-sisbajud", "worker-pickup"} <= set(services)
+    for name, service in services.items():
+        parse_command(service["command"])  # raises SystemExit / UnknownDomainError if not
+        assert service["build"]["target"] in _dockerfile_stages(), name
+
+
+def test_the_domain_check_refuses_a_bad_domain():
+    from services.worker.domains import UnknownDomainError
+
+    with pytest.raises(UnknownDomainError):
+        parse_command(["worker", "--domains", "signer,nope"])
+
+
+def test_workers_cover_every_domain_and_carry_no_fixed_name_or_port():
+    from services.worker.domains import DOMAINS
+
+    workers = {n: s for n, s in esteira_services(compose()).items() if s["command"][0] == "worker"}
+    covered = {d for s in workers.values() for d in parse_command(s["command"]).domains.split(",")}
+    assert covered == set(DOMAINS)
+    for name, service in workers.items():
+        # `--scale` refuses services with a container_name or a published host port.
+        assert "container_name" not in service and "ports" not in service, name
+
+
+def test_simulators_start_only_with_their_profile():
+    services = esteira_services(compose())
+    simulators = {n for n, s in services.items() if s["command"][0] == "simulator"}
+    assert simulators == {"midaz-sim", "mensageria-sim", "turnstile-sim", "lacuna-sim"}
+    for name, service in services.items():
+        assert (service.get("profiles") == ["simulators"]) == (name in simulators), name
+
+
+def test_health_checks_probe_routes_that_exist():
+    paths = {route.path for route in system_router.routes}
+    api_check = " ".join(compose()["services"]["api"]["healthcheck"]["test"])
+    assert "/api/ready" in api_check and "/api/ready" in paths and "/api/health" in paths
+    webhook_check = " ".join(compose()["services"]["webhook"]["healthcheck"]["test"])
+    assert "/health" in webhook_check
+    gateway_source = (REPO / "services" / "webhook_gateway" / "app.py").read_text()
+    assert 'add_api_route("/health"' in gateway_source
+
+
+def test_services_start_after_the_migration_and_a_healthy_temporal():
+    services = esteira_services(compose())
+    for name, service in services.items():
+        if name == "migrate" or service.get("profiles"):
+            continue
+        assert service["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+        assert service["depends_on"]["temporal"]["condition"] == "service_healthy"
+    assert services["migrate"]["restart"] == "no"
+
+
+def test_secrets_come_from_the_environment_and_must_be_set():
+    text = COMPOSE_FILE.read_text()
+    for name in SECRETS:
+        uses = re.findall(r"\$\{" + name + r"(:?[?\-][^}]*)?\}", text)
+        assert uses and all(u.startswith(":?") for u in uses), f"{name} must be ${{{name}:?…}}"
+
+
+def test_logs_go_to_deploy_docker_logs_on_the_host():
+    assert (REPO / "deploy" / "docker" / "logs").is_dir()
+    for name, service in esteira_services(compose()).items():
+        mounts = dict(v.rsplit(":", 1) for v in service["volumes"])
+        assert mounts["./deploy/docker/logs"] == "/var/log/esteira", name
+    assert "ESTEIRA_LOGGING__DIRECTORY=/var/log/esteira" in (REPO / "Dockerfile").read_text()
+
+
+def _dockerfile_stages() -> set[str]:
+    text = (REPO / "Dockerfile").read_text()
+    return set(re.findall(r"^FROM\s+\S+\s+AS\s+(\S+)", text, flags=re.MULTILINE | re.IGNORECASE))
+
+
+class _Answer(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with the status the test chose."""
+
+    status = 200
+
+    def do_GET(self):
+        self.send_response(self.status if self.path in ("/api/ready", "/health") else 404)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def _run_check(test: list[str], port_from: int, port_to: int) -> int:
+    assert test[0] == "CMD" and test[1] == "python"
+    code = test[3].replace(f":{port_from}", f":{port_to}")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60,
+                          check=False).returncode
+
+
+@pytest.mark.parametrize(("service", "port"), [("api", 8080), ("webhook", 8090)])
+def test_the_http_health_checks_pass_on_200_and_fail_otherwise(service, port):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    test = compose()["services"][service]["healthcheck"]["test"]
+    try:
+        _Answer.status = 200
+        assert _run_check(test, port, server.server_port) == 0
+        _Answer.status = 503
+        assert _run_check(test, port, server.server_port) != 0
+    finally:
+        server.shutdown()
+
+
+def test_the_grpc_health_check_passes_only_while_serving():
+    from concurrent import futures
+
+    import grpc
+    from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    test = compose()["services"]["grpc"]["healthcheck"]["test"]
+    try:
+        servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+        assert _run_check(test, 50051, port) == 0
+        servicer.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
+        assert _run_check(test, 50051, port) != 0
+    finally:
+        server.stop(None)

@@ -1,0 +1,119 @@
+"""Every setting without a usable default is set in every target (or is optional, with why)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from pydantic_settings import BaseSettings
+
+from shared.settings import ENV_PREFIX, Settings
+from tests.deploy.targets import (
+    OVERLAYS,
+    SECRET_KEYS_FILE,
+    SYSTEMD_ENV_FILE,
+    UNIT_FILE,
+    compose,
+    env_file_keys,
+    esteira_services,
+    rendered,
+    unit_entries,
+)
+
+# Needed by a cluster: the store and Temporal are not embedded, and outside Development the
+# SISBAJUD executor and gateway refuse to start without their credentials.
+REQUIRED = {
+    "ESTEIRA_API_KEY", "ESTEIRA_DATABASE_URL", "TEMPORAL_ADDRESS",
+    "ESTEIRA_SISBAJUD__HUB_WEBHOOK_SECRETS", "ESTEIRA_SISBAJUD__MENSAGERIA_URL",
+    "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN",
+    # Has a default, but it is the dev ledger of the Midaz simulator.
+    "ESTEIRA_SISBAJUD__INSTITUTIONS",
+}
+# One machine under systemd embeds Temporal and may keep the SQLite store.
+EMBEDDED_ON_ONE_MACHINE = {"ESTEIRA_DATABASE_URL", "TEMPORAL_ADDRESS"}
+OPTIONAL = {
+    "ESTEIRA_STORAGE__ROOT": "derived from ESTEIRA_DATA_DIR",
+    "ESTEIRA_STORAGE__INPUTS": "an implicit `inbox` folder",
+    "ESTEIRA_SIGNING__PROFILES": "profiles are seeded once, then managed through the API",
+    "ESTEIRA_SIGNING__ENCRYPTION_PASSPHRASE": "only for profiles that encrypt",
+    "ESTEIRA_NOTIFICATIONS__SMTP_HOST": "approval e-mails, only where approvals are used",
+    "ESTEIRA_NOTIFICATIONS__SMTP_PORT": "approval e-mails, only where approvals are used",
+    "ESTEIRA_NOTIFICATIONS__PUBLIC_URL": "approval e-mails, only where approvals are used",
+    "ESTEIRA_SIGNER__URL": "only for LacunaSigner / SignerFolder profiles",
+    "ESTEIRA_SIGNER__API_KEY": "only for LacunaSigner / SignerFolder profiles",
+    "ESTEIRA_SIGNER__WEBHOOK_TOKEN": "only for LacunaSigner / SignerFolder profiles",
+    "ESTEIRA_CLUSTER__INSTANCE_NAME": "derived from the host name",
+    "ESTEIRA_LOGGING__DIRECTORY": "data/logs, or the image's /var/log/esteira",
+    "TEMPORAL_TLS_CLIENT_CERT_PATH": "only for a Temporal cluster with mTLS",
+    "TEMPORAL_TLS_CLIENT_KEY_PATH": "only for a Temporal cluster with mTLS",
+    "TEMPORAL_TLS_SERVER_CA_CERT_PATH": "only for a Temporal cluster with mTLS",
+    "TEMPORAL_TLS_SERVER_NAME": "only for a Temporal cluster with mTLS",
+    "ESTEIRA_PICKUP__TURNSTILE_URL": "only where turnstile controllers are integrated",
+    "ESTEIRA_PICKUP__TURNSTILE_PASSWORD": "only where turnstile controllers are integrated",
+    "ESTEIRA_PICKUP__MONITOR_TOKEN": "only for the pickup monitor screens",
+    "ESTEIRA_PICKUP__NOTIFICATION_WEBHOOK_URL": "only where guardians are notified",
+    "ESTEIRA_DASHBOARD__OPERATORS": "dashboard sign-in; the API key works without it",
+    "ESTEIRA_DASHBOARD__SESSION_SECRET": "derived from the API key",
+}
+
+
+def _leaves(model: type[BaseModel], prefix: str) -> Iterator[tuple[str, Any]]:
+    """(environment name, default) of every leaf setting, nested models flattened by `__`."""
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseSettings):
+            yield from _leaves(annotation, annotation.model_config.get("env_prefix", ""))
+        elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            yield from _leaves(annotation, f"{prefix}{name.upper()}__")
+        else:
+            yield f"{prefix}{name.upper()}", field.get_default(call_default_factory=True)
+
+
+def without_default() -> set[str]:
+    """Settings whose default is nothing at all: None or an empty collection."""
+    return {env for env, default in _leaves(Settings, ENV_PREFIX)
+            if default is None or default == [] or default == {}}
+
+
+def test_every_setting_without_a_default_is_classified():
+    unclassified = without_default() - REQUIRED - set(OPTIONAL)
+    assert not unclassified, (
+        f"new settings without a default: {sorted(unclassified)}. Set them in every target "
+        "(docker-compose.yml, k8s/, deploy/systemd/) and add them to REQUIRED, or add them "
+        "to OPTIONAL with the reason they may stay unset.")
+    assert not REQUIRED & set(OPTIONAL)
+
+
+def test_the_walk_sees_nested_and_temporal_settings():
+    found = without_default()
+    assert {"ESTEIRA_API_KEY", "TEMPORAL_ADDRESS", "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN"} <= found
+
+
+def test_compose_sets_every_required_setting_in_every_service():
+    for name, service in esteira_services(compose()).items():
+        missing = REQUIRED - set(service["environment"])
+        assert not missing, f"{name} lacks {sorted(missing)}"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_kubernetes_sets_every_required_setting_in_every_pod(overlay):
+    docs = rendered(overlay)
+    [config] = [d for d in docs if d["kind"] == "ConfigMap"]
+    available = set(config["data"]) | env_file_keys(SECRET_KEYS_FILE)
+    for doc in docs:
+        if doc["kind"] in ("Deployment", "Job"):
+            for container in doc["spec"]["template"]["spec"]["containers"]:
+                own = {e["name"] for e in container.get("env", [])}
+                missing = REQUIRED - available - own
+                assert not missing, f"{doc['metadata']['name']} lacks {sorted(missing)}"
+
+
+def test_systemd_documents_every_required_setting_in_its_environment_file():
+    sections = unit_entries(UNIT_FILE)
+    assert ("EnvironmentFile", "/etc/esteira/esteira.env") in sections["Service"]
+    documented = env_file_keys(SYSTEMD_ENV_FILE, commented=True)
+    missing = REQUIRED - EMBEDDED_ON_ONE_MACHINE - documented
+    assert not missing, f"deploy/systemd/esteira.env.example lacks {sorted(missing)}"
+    assert "ESTEIRA_API_KEY" in env_file_keys(SYSTEMD_ENV_FILE), "the API key is never optional"

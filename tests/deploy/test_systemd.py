@@ -1,0 +1,166 @@
+"""The systemd target: the unit, its install script, and sd_notify over a real unix socket."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from services import systemd_notify
+from services.dev.main import READY_TIMEOUT_SECONDS, WORKER_STOP_TIMEOUT
+from tests.deploy.targets import REPO, parse_command, unit_command, unit_entries, unit_value
+from tests.e2e.test_dev import DevRun
+from tests.support.ports import free_ports
+
+INSTALL = REPO / "deploy" / "systemd" / "install.sh"
+# `esteira dev` gives Temporal this long after the workers (services/dev/main.py).
+TEMPORAL_STOP_TIMEOUT = 20
+
+
+@pytest.fixture
+def notify_socket():
+    """A bound datagram socket in a short path (sun_path holds 108 bytes)."""
+    directory = tempfile.mkdtemp(prefix="sd-", dir="/tmp")
+    path = os.path.join(directory, "notify")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(5)
+    yield sock, path
+    sock.close()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def _fields(datagram: bytes) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in datagram.decode().splitlines())
+
+
+def test_the_unit_is_a_notify_service_with_a_watchdog_that_drains_on_stop():
+    unit = unit_entries()
+    value = lambda key: unit_value(unit, "Service", key)  # noqa: E731
+    assert value("Type") == "notify" and value("NotifyAccess") == "main"
+    assert int(value("WatchdogSec")) > 0
+    command = unit_command(unit)
+    assert Path(command[0]).name == "esteira"
+    assert parse_command(command[1:]).command == "dev"
+    # Only the supervisor gets SIGTERM; it stops the workers (drain) before Temporal.
+    assert value("KillMode") == "mixed" and value("KillSignal") == "SIGTERM"
+    assert int(value("TimeoutStopSec")) > WORKER_STOP_TIMEOUT + TEMPORAL_STOP_TIMEOUT
+    assert unit_value(unit, "Install", "WantedBy") == "multi-user.target"
+
+
+def test_the_install_script_is_valid_bash_and_installs_what_the_unit_runs():
+    subprocess.run(["bash", "-n", str(INSTALL)], check=True)
+    script = INSTALL.read_text()
+    prefix = re.search(r"^prefix=(\S+)$", script, re.MULTILINE)[1]
+    assert unit_command(unit_entries())[0] == f"{prefix}/venv/bin/esteira"
+    assert "esteira.service" in script and (INSTALL.parent / "esteira.service").is_file()
+    assert (INSTALL.parent / "esteira.env.example").is_file()
+    # An upgrade backs up the SQLite store before anything is replaced.
+    assert script.index(".backup(") < script.index("pip\" install")
+
+
+def test_notify_is_a_no_op_outside_systemd(notify_socket):
+    assert systemd_notify.notify("READY=1", environ={}) is False
+
+
+def test_notify_sends_one_datagram_per_call(notify_socket):
+    sock, path = notify_socket
+    assert systemd_notify.ready("Service ready", environ={"NOTIFY_SOCKET": path})
+    fields = _fields(sock.recv(4096))
+    assert fields == {"READY": "1", "MAINPID": str(os.getpid()),
+                      "STATUS": "Service ready"}
+    assert systemd_notify.stopping(environ={"NOTIFY_SOCKET": path})
+    assert _fields(sock.recv(4096))["STOPPING"] == "1"
+
+
+def test_notify_reaches_an_abstract_socket():
+    name = f"esteira-test-{os.getpid()}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.bind("\0" + name)
+        sock.settimeout(5)
+        assert systemd_notify.notify("WATCHDOG=1", environ={"NOTIFY_SOCKET": "@" + name})
+        assert sock.recv(64) == b"WATCHDOG=1"
+
+
+def test_a_vanished_socket_is_logged_not_raised(caplog):
+    assert systemd_notify.notify("READY=1", environ={"NOTIFY_SOCKET": "/nonexistent/x"}) is False
+    assert "Could not notify systemd" in caplog.text
+
+
+@pytest.mark.timeout(60)
+def test_a_socket_nobody_reads_never_blocks_the_sender(notify_socket):
+    _sock, path = notify_socket
+    # A blocking send would hang here once the receive queue is full.
+    results = [systemd_notify.notify("WATCHDOG=1", environ={"NOTIFY_SOCKET": path})
+               for _ in range(5000)]
+    assert results[0] is True and results[-1] is False
+
+
+def test_watchdog_interval_is_half_the_timeout_and_only_for_this_process():
+    assert systemd_notify.watchdog_interval({"WATCHDOG_USEC": "30000000"}) == 15.0
+    assert systemd_notify.watchdog_interval(
+        {"WATCHDOG_USEC": "30000000", "WATCHDOG_PID": str(os.getpid())}) == 15.0
+    assert systemd_notify.watchdog_interval(
+        {"WATCHDOG_USEC": "30000000", "WATCHDOG_PID": str(os.getpid() + 1)}) is None
+    assert systemd_notify.watchdog_interval({"WATCHDOG_USEC": "0"}) is None
+    assert systemd_notify.watchdog_interval({}) is None
+
+
+async def test_the_watchdog_pings_until_stopped(notify_socket):
+    sock, path = notify_socket
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    feeder = asyncio.create_task(systemd_notify.keep_watchdog_fed(
+        stop, environ={"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "20000"}))
+    pings = [await asyncio.wait_for(loop.sock_recv(sock, 64), 5) for _ in range(3)]
+    stop.set()
+    await asyncio.wait_for(feeder, 5)
+    assert pings == [b"WATCHDOG=1"] * 3
+
+
+@pytest.mark.e2e
+def test_esteira_dev_reports_ready_only_after_bootstrap_and_stopping_on_sigterm(
+        tmp_path, notify_socket):
+    sock, path = notify_socket
+    run = DevRun(tmp_path, free_ports(4))
+    run.env.update({"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "1000000"})
+    run.start()
+    try:
+        before_ready: list[dict[str, str]] = []
+        # The banner waits up to READY_TIMEOUT_SECONDS for /api/ready, then READY=1 follows.
+        deadline = time.monotonic() + READY_TIMEOUT_SECONDS + 150
+        while True:
+            assert time.monotonic() < deadline, f"no READY=1:\n{run.text()}"
+            assert run.process.poll() is None, run.text()
+            try:
+                fields = _fields(sock.recv(4096))
+            except TimeoutError:
+                continue
+            if "READY" in fields:
+                break
+            before_ready.append(fields)
+        output = run.text()
+        assert "Migrations applied" in output and "Service ready" in output
+        assert "host mode" in output and "systemd" in output
+        assert fields["MAINPID"] == str(run.process.pid)
+        assert before_ready and all(f == {"WATCHDOG": "1"} for f in before_ready)
+        assert _fields(sock.recv(4096)) == {"WATCHDOG": "1"}, "pings go on after READY"
+        run.process.send_signal(signal.SIGTERM)
+        after = [_fields(sock.recv(4096)) for _ in range(2)]
+        assert {"STOPPING": "1", "STATUS": "Draining in-flight jobs"} in after
+        # The drain can take WORKER_STOP_TIMEOUT plus Temporal's stop on a loaded machine.
+        assert run.process.wait(WORKER_STOP_TIMEOUT + TEMPORAL_STOP_TIMEOUT + 90) == 0
+    finally:
+        if run.process.poll() is None:
+            run.process.kill()
+            run.process.wait()

@@ -1,0 +1,279 @@
+"""Approvals on real Temporal, store, files and SMTP: quorum, veto, expiry, content, CNAB240."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time
+from dataclasses import dataclass
+from datetime import date
+
+import pytest
+import pytest_asyncio
+from sqlmodel import select
+from temporalio.worker import Worker
+
+from activities.signer.approvals import decisions
+from activities.signer.approvals.wiring import approval_parts
+from activities.signer.crypto.samples import make_pdf, make_remittance
+from activities.signer.operator.commands import retry_job
+from services.dev.smtp_sink import SmtpSink
+from shared.contracts.signer import JobStatus, task_queues
+from shared.contracts.signer_approvals import Decision
+from shared.db.signer_approval_models import Cnab240Line
+from shared.errors import EsteiraError
+
+TODAY = date(2030, 1, 10)
+# Store-sensitive races run on both backends; file and clock rules once, to keep CI short.
+SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"])
+APPROVERS = [{"name": "Ana", "email": "ana@example.com"},
+             {"name": "Bruno", "email": "bruno@example.com"},
+             {"name": "Carla", "email": "carla@example.com"}]
+
+
+@dataclass
+class Approvals:
+    """The signer harness plus the approval activities and an SMTP sink."""
+
+    signer: object
+    sink: SmtpSink
+    client: object
+
+    async def require(self, quorum: int = 2, expires: float | None = None, **profile) -> None:
+        async with self.signer.sessions() as session:
+            row = await self.signer.profile()
+            row.approval = {"approvers": APPROVERS, "quorum": quorum,
+                            "expires_after_seconds": expires}
+            for key, value in profile.items():
+                setattr(row, key, value)
+            session.add(row)
+            await session.commit()
+
+    async def tokens(self, count: int = 3, timeout: float = 20) -> dict[str, str]:
+        """Approver name -> token, read from the e-mails the sink received."""
+        deadline = time.monotonic() + timeout
+        while len(self.sink.messages) < count and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        found = {}
+        for message in self.sink.messages:
+            body = message.get_content()
+            found[body.split(",", 1)[0]] = re.search(r"Bearer ([\w-]+)", body).group(1)
+        assert len(found) == count, found
+        return found
+
+    async def decide(self, job_id: str, token: str, decision: Decision,
+                     reason: str | None = None):
+        approver = await decisions.authenticate(self.signer.sessions, token, job_id)
+        return await decisions.decide(self.signer.sessions, self.client, approver, decision,
+                                      reason)
+
+
+@pytest_asyncio.fixture
+async def approvals(signer, temporal_env):
+    with SmtpSink() as sink:
+        signer.settings.notifications.smtp_host = "127.0.0.1"
+        signer.settings.notifications.smtp_port = sink.port
+        checks, steps = approval_parts(signer.settings, signer.repository, signer.storage,
+                                       signer.activities.encryption_key)
+        checks.today = lambda: TODAY
+        signer.activities.checks = checks
+        jobs_queue, _ = task_queues(signer.settings.pipeline.task_queue_suffix)
+        async with Worker(temporal_env.client, task_queue=jobs_queue, activities=steps.all()):
+            yield Approvals(signer, sink, temporal_env.client)
+
+
+async def _eventually(check, timeout: float = 20) -> None:
+    """The file moves follow the committed transition; wait for them."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not reached"
+        await asyncio.sleep(0.05)
+
+
+async def _held(approvals: Approvals, name: str, data: bytes) -> tuple[str, object]:
+    signer = approvals.signer
+    job_id = (await signer.enqueue(signer.drop(name, data))).job_id
+    job = await signer.wait_for(job_id, {JobStatus.AWAITING_APPROVAL.value,
+                                         *(s.value for s in (JobStatus.FAILED,
+                                                             JobStatus.COMPLETED))})
+    assert job.status == JobStatus.AWAITING_APPROVAL.value, job.error_message
+    return job_id, job
+
+
+async def test_a_quorum_of_two_of_three_releases_the_job_which_is_then_signed(approvals):
+    signer = approvals.signer
+    await approvals.require(quorum=2)
+    job_id, _ = await _held(approvals, "contrato.pdf", make_pdf())
+    staged = signer.storage.staging_dir(job_id) / "contrato.pdf"
+    assert staged.exists() and (signer.inbox / "contrato.pdf").exists()
+    tokens = await approvals.tokens()
+    assert sorted(m["To"] for m in approvals.sink.messages) == sorted(
+        a["email"] for a in APPROVERS)
+    await approvals.decide(job_id, tokens["Ana"], Decision.APPROVED)
+    await asyncio.sleep(0.5)
+    assert (await signer.repository.get(job_id)).status == JobStatus.AWAITING_APPROVAL.value
+    await approvals.decide(job_id, tokens["Bruno"], Decision.APPROVED)
+    job = await signer.wait_for(job_id)
+    assert job.status == JobStatus.COMPLETED.value, job.error_message
+    assert not (signer.inbox / "contrato.pdf").exists()
+    statuses = [h.to_status for h in await signer.history(job_id) if h.to_status]
+    assert statuses == ["Queued", "Processing", "AwaitingApproval", "Queued", "Processing",
+                        "Verifying", "Completed"]
+    events = await signer.events("ApprovalDecided")
+    assert [e.properties["email"] for e in events] == ["a***a@example.com", "b***o@example.com"]
+
+
+async def test_one_rejection_after_an_approval_vetoes_and_returns_the_file(approvals):
+    signer = approvals.signer
+    await approvals.require(quorum=2)
+    data = make_remittance()
+    job_id, _ = await _held(approvals, "folha.rem", data)
+    tokens = await approvals.tokens()
+    await approvals.decide(job_id, tokens["Ana"], Decision.APPROVED)
+    await approvals.decide(job_id, tokens["Bruno"], Decision.REJECTED, "valor errado")
+    job = await signer.wait_for(job_id)
+    assert job.status == JobStatus.CANCELED.value
+    assert job.error_message == "Rejected by Bruno: valor errado."
+    returned = signer.storage.output / "folha.reject.rem"
+    assert returned.read_bytes() == data and job.output_path == str(returned)
+    assert not (signer.inbox / "folha.rem").exists(), "the original leaves input/"
+    assert not signer.storage.staging_dir(job_id).exists()
+    with pytest.raises(EsteiraError) as late:
+        await approvals.decide(job_id, tokens["Carla"], Decision.APPROVED)
+    assert late.value.code == "approval.not-awaiting"
+
+
+@SQLITE_ONLY
+async def test_a_taken_reject_name_overwrites_nothing_and_keeps_the_input(approvals):
+    signer = approvals.signer
+    await approvals.require(quorum=1)
+    signer.storage.output.mkdir(parents=True, exist_ok=True)
+    (signer.storage.output / "folha.reject.rem").write_bytes(b"someone else's")
+    data = make_remittance()
+    job_id, _ = await _held(approvals, "folha.rem", data)
+    tokens = await approvals.tokens()
+    await approvals.decide(job_id, tokens["Carla"], Decision.REJECTED, "não")
+    job = await signer.wait_for(job_id)
+    assert job.status == JobStatus.CANCELED.value
+    assert (signer.storage.output / "folha.reject.rem").read_bytes() == b"someone else's"
+    assert (signer.storage.error / job_id / "folha.rem").read_bytes() == data
+    assert (signer.inbox / "folha.rem").read_bytes() == data
+
+
+async def test_a_rejection_after_release_fails_the_claimed_job_for_good(approvals):
+    signer = approvals.signer
+    await approvals.require(quorum=2)
+    data = make_remittance()
+    job_id, _ = await _held(approvals, "folha.rem", data)
+    tokens = await approvals.tokens()
+    await signer.set_paused(True)
+    await approvals.decide(job_id, tokens["Ana"], Decision.APPROVED)
+    await approvals.decide(job_id, tokens["Bruno"], Decision.APPROVED)
+    await signer.wait_for(job_id, {JobStatus.QUEUED.value})
+    await approvals.decide(job_id, tokens["Carla"], Decision.REJECTED, "late veto")
+    await signer.set_paused(False)
+    job = await signer.wait_for(job_id)
+    assert (job.status, job.error_code) == (JobStatus.FAILED.value, "approval.rejected")
+    assert (signer.storage.output / "folha.reject.rem").read_bytes() == data
+    assert not (signer.inbox / "folha.rem").exists()
+    with pytest.raises(EsteiraError) as refused:
+        await retry_job(signer.repository, signer.enqueuer, job_id)
+    assert (refused.value.code, refused.value.status) == ("job.rejected-not-retriable", 409)
+
+
+@SQLITE_ONLY
+async def test_the_window_expires_on_the_wall_clock_even_while_paused(approvals):
+    signer = approvals.signer
+    await approvals.require(quorum=2, expires=2.0)
+    job_id, _ = await _held(approvals, "contrato.pdf", make_pdf())
+    await signer.set_paused(True)
+    job = await signer.wait_for(job_id, timeout=20)
+    assert job.status == JobStatus.CANCELED.value
+    assert job.error_message == "Approval window expired."
+    await _eventually(lambda: (signer.storage.error / job_id).exists())
+    assert (signer.storage.error / job_id / "contrato.pdf").exists()
+    assert (signer.inbox / "contrato.pdf").exists()
+    [event] = await signer.events("ApprovalExpired")
+    assert event.properties["jobId"] == job_id
+
+
+@SQLITE_ONLY
+async def test_a_staged_copy_changed_during_the_wait_is_not_signed(approvals):
+    signer = approvals.signer
+    await approvals.require(quorum=1)
+    job_id, _ = await _held(approvals, "contrato.pdf", make_pdf())
+    staged = signer.storage.staging_dir(job_id) / "contrato.pdf"
+    assert not os.access(staged, os.W_OK) or os.geteuid() == 0, "held copy is read-only"
+    os.chmod(staged, 0o644)
+    staged.write_bytes(make_pdf(pages=2))
+    tokens = await approvals.tokens()
+    await approvals.decide(job_id, tokens["Ana"], Decision.APPROVED)
+    job = await signer.wait_for(job_id)
+    assert (job.status, job.error_code) == (JobStatus.FAILED.value, "approval.content-changed")
+    assert not list(signer.storage.output.glob("contrato*"))
+    assert (signer.inbox / "contrato.pdf").exists()
+
+
+@SQLITE_ONLY
+async def test_payment_dates_are_checked_before_signing(approvals):
+    signer = approvals.signer
+    files = {"passed.rem": [("A", "20012030", "0"), ("J", "09012030", "0")],
+             "today.rem": [("A", "10012030", "0"), ("O", "11012030", "0")],
+             "nodate.rem": [("A", "00000000", "0"), ("N", "08012030", "9")]}
+    jobs = {name: (await signer.enqueue(signer.drop(name, make_remittance(payments=rows))))
+            .job_id for name, rows in files.items()}
+    done = {name: await signer.wait_for(job_id) for name, job_id in jobs.items()}
+    assert {name: (job.status, job.error_code) for name, job in done.items()} == {
+        "passed.rem": ("Failed", "cnab240.payment-date-passed"),
+        "today.rem": ("Completed", None), "nodate.rem": ("Completed", None)}
+    failed = done["passed.rem"]
+    assert failed.error_message.startswith("Payment date 09/01/2030 on line 4 is before")
+    assert (signer.inbox / "passed.rem").exists(), "nothing is lost"
+    [event] = await signer.events("Cnab240PaymentDatePassed")
+    assert (event.properties["jobId"], event.properties["line"]) == (failed.id, 4)
+    async with signer.sessions() as session:
+        lines = (await session.exec(select(Cnab240Line).where(
+            Cnab240Line.job_id == failed.id).order_by(Cnab240Line.line_no))).all()
+    assert [(r.line_no, r.segment, r.payment_date) for r in lines if r.segment] == [
+        (3, "A", date(2030, 1, 20)), (4, "J", date(2030, 1, 9))]
+
+
+@SQLITE_ONLY
+async def test_a_malformed_payment_file_fails_with_its_line_number(approvals):
+    signer = approvals.signer
+    lines = make_remittance(records=6).decode("ascii").split("\r\n")
+    lines[3] = lines[3][:239]
+    data = "\r\n".join(lines).encode("ascii")
+    job_id = (await signer.enqueue(signer.drop("pagto.rem", data))).job_id
+    job = await signer.wait_for(job_id)
+    assert (job.status, job.error_code) == ("Failed", "cnab240.malformed")
+    assert "line 4: record has 239 characters" in job.error_message
+    assert (signer.inbox / "pagto.rem").read_bytes() == data
+
+
+@SQLITE_ONLY
+async def test_a_released_job_goes_through_the_payment_date_check_again(approvals):
+    signer = approvals.signer
+    await approvals.require(quorum=1)
+    job_id, _ = await _held(approvals, "pagto.rem",
+                            make_remittance(payments=[("A", "10012030", "0")]))
+    # The approvers took a day: what was due today is now past.
+    signer.activities.checks.today = lambda: date(2030, 1, 11)
+    tokens = await approvals.tokens()
+    await approvals.decide(job_id, tokens["Bruno"], Decision.APPROVED)
+    job = await signer.wait_for(job_id)
+    assert (job.status, job.error_code) == ("Failed", "cnab240.payment-date-passed")
+
+
+@SQLITE_ONLY
+async def test_an_operator_cancel_moves_the_held_copy_to_error(approvals):
+    from activities.signer.operator.commands import cancel_job
+
+    signer = approvals.signer
+    await approvals.require(quorum=2)
+    job_id, _ = await _held(approvals, "contrato.pdf", make_pdf())
+    await cancel_job(signer.repository, approvals.client, job_id, reason=None, actor="test")
+    await _eventually(lambda: (signer.storage.error / job_id / "contrato.pdf").exists())
+    assert (signer.inbox / "contrato.pdf").exists()
+    assert (await approvals.signer.repository.get(job_id)).status == "Canceled"

@@ -1,0 +1,112 @@
+"""The AwaitingApproval wait of a `SigningJob`: quorum, veto, expiry, operator cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, is_cancelled_exception
+
+with workflow.unsafe.imports_passed_through():
+    from shared.contracts.signer import JobResult, JobStatus
+    from shared.contracts.signer_approvals import (
+        APPROVAL_DECIDED_SIGNAL,
+        ApprovalJobInput,
+        ApprovalStepResult,
+        ApprovalTally,
+    )
+
+# Approval steps are a few SQL writes and a file move; a minute is generous.
+STEP_TIMEOUT = timedelta(minutes=1)
+# Store or disk trouble retries without limit: every step is a conditional write.
+STEP_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2.0,
+                         maximum_interval=timedelta(seconds=30), maximum_attempts=0)
+# An SMTP server can be down for a while; the outbox keeps the mail, this keeps trying.
+NOTIFY_TIMEOUT = timedelta(minutes=2)
+NOTIFY_RETRY = RetryPolicy(initial_interval=timedelta(seconds=5), backoff_coefficient=2.0,
+                           maximum_interval=timedelta(minutes=10), maximum_attempts=0)
+# After a conditional step lost its race, look again a moment later instead of spinning.
+LOST_RACE_PAUSE = timedelta(seconds=1)
+# The API signals after recording a decision; should that signal be lost (Temporal briefly
+# unreachable), the store is read again this often anyway.
+RETALLY_EVERY = timedelta(minutes=5)
+
+
+class ApprovalWaiting:
+    """Mixin of the job workflow: holds a job until its approvers (or the clock) decide."""
+
+    _approval_news = False
+
+    @workflow.signal(name=APPROVAL_DECIDED_SIGNAL)
+    def approval_decided(self) -> None:
+        """A decision was recorded in the store; look at the tally again."""
+        self._approval_news = True
+
+    async def run_with_approval(self, job_id: str, held: JobResult,
+                                process: Callable[[], Awaitable[JobResult]]) -> JobResult:
+        """Wait while the job is held; on quorum run `process` again (the common queue)."""
+        result = held
+        notify = None
+        try:
+            while result.status == JobStatus.AWAITING_APPROVAL:
+                notify = notify or workflow.start_activity(
+                    "signer-approval-notify", ApprovalJobInput(job_id=job_id),
+                    start_to_close_timeout=NOTIFY_TIMEOUT, retry_policy=NOTIFY_RETRY)
+                ended = await self._await_decision(job_id)
+                if ended is not None:
+                    return ended
+                result = await process()
+            return result
+        except (asyncio.CancelledError, ActivityError) as exc:
+            if not is_cancelled_exception(exc):
+                raise
+            # An operator cancel: the staged copy goes to error/<job>/ (best effort).
+            await self._step("signer-approval-cleanup", job_id, ApprovalStepResult)
+            raise
+        finally:
+            if notify is not None and not notify.done():
+                notify.cancel()
+
+    async def _await_decision(self, job_id: str) -> JobResult | None:
+        """None when released to the queue; the final result when the wait ended the job."""
+        while True:
+            self._approval_news = False
+            tally = await self._step("signer-approval-tally", job_id, ApprovalTally)
+            if tally.job_status != JobStatus.AWAITING_APPROVAL:
+                status = JobStatus(tally.job_status) if tally.job_status else JobStatus.CANCELED
+                return JobResult(job_id=job_id, status=status, message="approval wait ended")
+            if tally.rejected:
+                return await self._step("signer-approval-reject", job_id, JobResult)
+            if tally.approvals >= tally.quorum:
+                if (await self._step("signer-approval-release", job_id,
+                                     ApprovalStepResult)).applied:
+                    return None
+                await workflow.sleep(LOST_RACE_PAUSE)
+                continue
+            timeout = RETALLY_EVERY.total_seconds()
+            if tally.expires_at is not None:
+                # Wall clock from when the hold began (a pipeline pause doesn't stop it).
+                remaining = (tally.expires_at - workflow.now()).total_seconds()
+                if remaining <= 0:
+                    expired = await self._step("signer-approval-expire", job_id,
+                                               ApprovalStepResult)
+                    if expired.applied:
+                        return JobResult(job_id=job_id, status=JobStatus.CANCELED,
+                                         message=expired.message)
+                    await workflow.sleep(LOST_RACE_PAUSE)
+                    continue
+                timeout = min(timeout, remaining)
+            # On timeout the next tally finds the window closed (or a decision whose signal
+            # was lost).
+            with contextlib.suppress(TimeoutError):
+                await workflow.wait_condition(lambda: self._approval_news, timeout=timeout)
+
+    @staticmethod
+    async def _step(name: str, job_id: str, result_type: type):
+        return await workflow.execute_activity(
+            name, ApprovalJobInput(job_id=job_id), start_to_close_timeout=STEP_TIMEOUT,
+            retry_policy=STEP_RETRY, result_type=result_type)
