@@ -217,6 +217,8 @@ class SisbajudSettings(BaseModel):
     tick_every_seconds: float = Field(default=30.0, gt=0)
     heartbeat_every_seconds: float = Field(default=300.0, gt=0)
     human_decision_after_beats: int = Field(default=3, ge=1)
+    # An order's run continues as new past this many history events (Temporal warns at 10k).
+    continue_as_new_after_events: int = Field(default=5_000, ge=10, le=40_000)
     response_deadline_margin_seconds: float = Field(default=3600.0, ge=0)
     orphan_reconcile_window_seconds: float = Field(default=48 * 3600.0, gt=0)
     hub_webhook_max_skew_seconds: int = Field(default=300, ge=0)

@@ -13,6 +13,7 @@ from temporalio import activity
 
 from activities.signer import engine
 from activities.signer.approvals.presign import PreSigningChecks, PreSigningFailure
+from activities.signer.lacuna.dispatches import DispatchLog
 from activities.signer.profiles import certificate_spec, output_name
 from activities.signer.repository import JobRepository
 from activities.signer.storage import Fingerprint, StorageError, StorageTree
@@ -72,6 +73,8 @@ class SigningActivities:
                         extra=props(JobId=request.job_id))
             return JobResult(job_id=request.job_id, status=JobStatus.CANCELED,
                              message="job record removed")
+        if (vetoed := await self.checks.vetoed_in_queue(job)) is not None:
+            return vetoed  # rejected after its release but before any claim: an ordinary veto
         if JobStatus(job.status) in (JobStatus.PROCESSING, JobStatus.VERIFYING):
             interrupted = await self._take_over(job)
             if interrupted is not None:
@@ -116,6 +119,13 @@ class SigningActivities:
         if job.remote_flow_action_id is not None and self.remote is not None:
             # A Signer document has no file to look at: the Signer says how it ended.
             return await self.remote.after_interrupt(self, job)
+        checkpoint = await DispatchLog(self.repository.sessions).get(job.id)
+        if checkpoint is not None:
+            # Lost mid-dispatch (LacunaSigner): the Signer may hold a document; ask, never fail.
+            if self.remote is None:
+                raise RuntimeError(f"Job {job.id} was dispatching to the Lacuna Signer; this "
+                                   "worker has no Signer:* settings, another one resumes it.")
+            return await self.remote.resume_dispatch(self, job, checkpoint)
         return await self._fail(job, SignerErrorCode.JOB_INTERRUPTED, INTERRUPTED_MESSAGE)
 
     async def _run(self, job: Job) -> JobResult:

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
 
 from shared.contracts.sisbajud import WRITE_TTL_SECONDS
 from shared.settings import InstitutionSettings, Settings
@@ -205,3 +207,16 @@ def midaz_for(http: httpx.AsyncClient, settings: Settings, institution_id: str) 
 
 class UnknownInstitution(LookupError):
     """No institution with this id is configured in this executor."""
+
+
+class LedgerActivities:
+    """Base of the activity classes that talk to an institution's Midaz."""
+
+    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession],
+                 http: httpx.AsyncClient) -> None:
+        self._settings = settings
+        self._sessions = sessions
+        self._http = http
+
+    def _midaz(self, institution_id: str) -> MidazClient:
+        return midaz_for(self._http, self._settings, institution_id)

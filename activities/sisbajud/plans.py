@@ -6,13 +6,14 @@ import contextlib
 from collections.abc import Iterator
 from decimal import Decimal
 
-import httpx
-from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
-from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
-from activities.sisbajud.clients import MidazClient, UnknownInstitution, UpstreamError, midaz_for
+from activities.sisbajud.clients import (
+    LedgerActivities,
+    UnknownInstitution,
+    UpstreamError,
+)
 from activities.sisbajud.errors import SisbajudErrorCode, fail
 from activities.sisbajud.rules import (
     ZERO,
@@ -34,7 +35,6 @@ from shared.contracts.sisbajud import (
 )
 from shared.contracts.sisbajud_ledger import Leg, Plan, PlanInput, PlanKind
 from shared.db.sisbajud_models import SisbajudOrder, SisbajudWrite
-from shared.settings import Settings
 
 
 def _resolve(effect: Effect, reason: ReasonCode, **fields) -> Plan:
@@ -54,17 +54,8 @@ def upstream_errors() -> Iterator[None]:
         raise fail(code, f"Midaz read failed: {exc}") from exc
 
 
-class PlanActivities:
+class PlanActivities(LedgerActivities):
     """BLOQUEIO, DESBLOQUEIO and info-request planning against one institution's Midaz."""
-
-    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession],
-                 http: httpx.AsyncClient) -> None:
-        self._settings = settings
-        self._sessions = sessions
-        self._http = http
-
-    def _midaz(self, institution_id: str) -> MidazClient:
-        return midaz_for(self._http, self._settings, institution_id)
 
     @activity.defn(name="sisbajud-plan-block")
     async def plan_block(self, request: PlanInput) -> Plan:

@@ -5,18 +5,14 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-import httpx
 from sqlalchemy import update
-from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
-from activities.sisbajud.clients import MidazClient, midaz_for
+from activities.sisbajud.clients import LedgerActivities, MidazClient
 from activities.sisbajud.plans import upstream_errors
 from shared.contracts.sisbajud_ledger import ReconcileResult, ReconcileWriteInput
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudWrite
-from shared.settings import Settings
 
 # Midaz compares list dates at day (or second) precision and clocks drift: look a day wider.
 DATE_SLACK = timedelta(days=1)
@@ -37,17 +33,8 @@ def _overdraft(tx: dict) -> bool:
                for op in tx.get("operations") or [])
 
 
-class ReconcileActivities:
+class ReconcileActivities(LedgerActivities):
     """The re-read the order workflow does before each heartbeat of an uncertain write."""
-
-    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession],
-                 http: httpx.AsyncClient) -> None:
-        self._settings = settings
-        self._sessions = sessions
-        self._http = http
-
-    def _midaz(self, institution_id: str) -> MidazClient:
-        return midaz_for(self._http, self._settings, institution_id)
 
     @activity.defn(name="sisbajud-reconcile-write")
     async def reconcile_write(self, request: ReconcileWriteInput) -> ReconcileResult:

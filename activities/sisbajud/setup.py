@@ -66,6 +66,7 @@ def order_options(settings: Settings) -> OrderOptions:
         deadline_margin_seconds=sis.response_deadline_margin_seconds,
         heartbeat_every_seconds=sis.heartbeat_every_seconds,
         human_decision_after_beats=sis.human_decision_after_beats,
+        continue_as_new_after_events=sis.continue_as_new_after_events,
     )
 
 

@@ -11,11 +11,13 @@ from typing import Any
 
 import httpx
 from sqlalchemy import update
-from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
-from activities.sisbajud.clients import MidazClient, UpstreamError, error_code, midaz_for
+from activities.sisbajud.clients import (
+    LedgerActivities,
+    UpstreamError,
+    error_code,
+)
 from activities.sisbajud.errors import SisbajudErrorCode, fail
 from activities.sisbajud.plans import upstream_errors
 from shared.contracts.sisbajud import BLOCK_ACCOUNT_TYPE
@@ -31,7 +33,6 @@ from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudWrite
 from shared.db.sisbajud_store import insert_ignore
 from shared.logs import props
-from shared.settings import Settings
 from shared.sisbajud_routing import ActionRoutes, Resolution, load_documents, resolve
 
 # Balances moved between plan and write (no effect, key released): plan again, same key.
@@ -44,17 +45,8 @@ HEARTBEAT_EVERY_SECONDS = 1.0
 log = logging.getLogger("esteira.sisbajud")
 
 
-class WriteActivities:
+class WriteActivities(LedgerActivities):
     """The two activities that change a ledger; dependencies come in through `__init__`."""
-
-    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession],
-                 http: httpx.AsyncClient) -> None:
-        self._settings = settings
-        self._sessions = sessions
-        self._http = http
-
-    def _midaz(self, institution_id: str) -> MidazClient:
-        return midaz_for(self._http, self._settings, institution_id)
 
     @activity.defn(name="sisbajud-ensure-block-account")
     async def ensure_block_account(self, request: EnsureBlockAccountInput

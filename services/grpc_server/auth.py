@@ -6,7 +6,9 @@ from collections.abc import Awaitable, Callable
 
 import grpc
 
+from services.grpc_server.status import error_status
 from shared.auth import keys_match
+from shared.errors import ErrorCode, EsteiraError
 
 PUBLIC_SERVICES = ("/grpc.health.v1.Health/",)
 METADATA_KEY = "x-api-key"
@@ -26,14 +28,19 @@ class ApiKeyInterceptor(grpc.aio.ServerInterceptor):
         method = handler_call_details.method
         if method.startswith(PUBLIC_SERVICES):
             return await continuation(handler_call_details)
-        metadata = dict(handler_call_details.invocation_metadata or ())
-        if keys_match(metadata.get(METADATA_KEY), self._api_key):
+        presented = dict(handler_call_details.invocation_metadata or ()).get(METADATA_KEY)
+        if presented is None:
+            return _deny(EsteiraError(ErrorCode.AUTH_MISSING_KEY,
+                                      f"The {METADATA_KEY} metadata is required."))
+        if keys_match(presented, self._api_key):
             return await continuation(handler_call_details)
-        return _deny()
+        return _deny(EsteiraError(ErrorCode.AUTH_INVALID_KEY, "The API key is not valid."))
 
 
-def _deny() -> grpc.RpcMethodHandler:
+def _deny(error: EsteiraError) -> grpc.RpcMethodHandler:
+    """A handler that refuses with the same code and details as any other refusal."""
+
     async def abort(_request, context: grpc.aio.ServicerContext) -> None:
-        await context.abort(grpc.StatusCode.UNAUTHENTICATED, "auth.invalid-key: API key required")
+        await context.abort_with_status(error_status(error))
 
     return grpc.unary_unary_rpc_method_handler(abort)

@@ -32,6 +32,9 @@ class PauseGatedWorker:
         self._worker: Worker | None = None
         self._running: asyncio.Task[None] | None = None
         self._draining = False
+        # Completed reads of the pause row: two more than before a write means one read
+        # began after it (the first may have been in flight while it was written).
+        self.rounds = 0
 
     @property
     def polling(self) -> bool:
@@ -47,7 +50,9 @@ class PauseGatedWorker:
         """Follow the pause row until `stop` is set, then drain."""
         try:
             while not stop.is_set():
-                await self._follow(await self._paused())
+                paused = await self._paused()
+                self.rounds += 1
+                await self._follow(paused)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), self._poll_seconds)
         finally:

@@ -6,6 +6,7 @@ import uuid
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -168,6 +169,8 @@ class OrderOptions(_Frozen):
     # EXECUTOR_HEARTBEAT_EVERY: also how often a deferred write is tried again.
     heartbeat_every_seconds: float = 300.0
     human_decision_after_beats: int = 3
+    # A run waiting this long (in history events) continues as new, carrying its wait.
+    continue_as_new_after_events: int = 5_000
 
 
 class RunOrderInput(_Frozen):
@@ -175,6 +178,9 @@ class RunOrderInput(_Frozen):
 
     order_id: str
     options: OrderOptions = Field(default_factory=OrderOptions)
+    # The previous run's wait when the workflow continues as new (its own state, not for
+    # callers: `workflows.sisbajud.carry.Carry` as JSON).
+    carry: dict[str, Any] | None = None
 
 
 class NoticeSignal(_Frozen):

@@ -37,3 +37,18 @@ class SignerFolderScan(SQLModel, table=True):
     detail: str = ""
     scanned_at: datetime = Field(default_factory=utcnow, sa_column=Column(
         DateTime(timezone=True), nullable=False))
+
+
+class SignerDispatch(SQLModel, table=True):
+    """A LacunaSigner dispatch in progress: written before the first remote call, so a worker
+    lost mid-dispatch is resumed (asking the Signer) instead of failed or dispatched twice."""
+
+    __tablename__ = "signer_lacuna_dispatches"
+
+    job_id: str = Field(primary_key=True, max_length=36)
+    # Carries the job id: the Signer's document search finds a document whose id we lost.
+    document_name: str = Field(max_length=300)
+    upload_id: str | None = Field(default=None, max_length=64)
+    document_id: str | None = Field(default=None, max_length=64)
+    started_at: datetime = Field(default_factory=utcnow, sa_column=Column(
+        DateTime(timezone=True), nullable=False))

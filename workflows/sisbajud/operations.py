@@ -38,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
         WriteOutcome,
         WriteOutcomeKind,
     )
+    from workflows.sisbajud.carry import Wait, WaitKind
 
 # Reads of the CRM and the ledger: retried while Midaz is unavailable, not when it refuses.
 PLAN_TIMEOUT = timedelta(minutes=2)
@@ -66,32 +67,47 @@ class OperationSteps(UncertainSteps):
             workflow.logger.warning("Planning %s failed: %s", order.order_id, exc.cause)
             return None
 
-    async def _block(self, order: Order) -> SettleInput | None:
+    async def _block(self, order: Order, resume: Wait | None = None) -> SettleInput | None:
+        """`resume`: a deferred write a previous run handed over."""
         outcome: WriteOutcome | None = None
-        for _ in range(REPLANS):
-            plan = await self._plan(PlanActivities.plan_block, order)
-            if plan is None:
-                return _read_failed(order)
-            if plan.kind == PlanKind.RESOLVE:
-                return _resolved(order, plan, Decimal(0))
-            if not await self._ensure_block_account(order, plan):
-                return _parked(order, AlarmCode.LEDGER_WRITE_REJECTED,
-                               f"block account {plan.block_alias} could not be found or made")
-            outcome = await self._write(order, plan, WriteKind.BLOCK)
+        for attempt in range(resume.attempt if resume else 0, REPLANS):
+            if resume is not None and resume.plan is not None:
+                plan, write = resume.plan, resume
+                resume = None
+            else:
+                plan, write = await self._plan(PlanActivities.plan_block, order), None
+                if plan is None:
+                    return _read_failed(order)
+                if plan.kind == PlanKind.RESOLVE:
+                    return _resolved(order, plan, Decimal(0))
+                if not await self._ensure_block_account(order, plan):
+                    return _parked(order, AlarmCode.LEDGER_WRITE_REJECTED,
+                                   f"block account {plan.block_alias} could not be found or "
+                                   "made")
+            outcome = await self._write(order, plan, WriteKind.BLOCK, attempt, write)
             if outcome is None or outcome.kind != WriteOutcomeKind.REJECTED:
-                return await self._conclude(order, plan, WriteKind.BLOCK, outcome)
+                return await self._conclude(order, plan, WriteKind.BLOCK, outcome, attempt)
             if not outcome.retry_with_new_plan:
                 break
         return _unsettled(order, outcome)
 
-    async def _unblock(self, order: Order) -> SettleInput | None:
-        waits_until = order.deadline or workflow.now() + timedelta(
-            seconds=self._options.parent_wait_max_seconds)
-        waiting = False
+    async def _unblock(self, order: Order, resume: Wait | None = None) -> SettleInput | None:
+        """`resume`: a wait for the parent or a deferred write a previous run handed over."""
+        if resume is not None and resume.waits_until is not None:
+            waits_until = resume.waits_until
+        else:
+            waits_until = order.deadline or workflow.now() + timedelta(
+                seconds=self._options.parent_wait_max_seconds)
+        waiting = resume is not None and resume.kind == WaitKind.PARENT
         outcome: WriteOutcome | None = None
-        for _ in range(REPLANS):
-            plan = await self._plan(PlanActivities.plan_release, order)
-            while plan is not None and plan.kind == PlanKind.WAIT_PARENT:
+        for attempt in range(resume.attempt if resume else 0, REPLANS):
+            write = resume if resume is not None and resume.kind == WaitKind.DEFERRED else None
+            if resume is not None:
+                plan = resume.plan
+                resume = None
+            else:
+                plan = await self._plan(PlanActivities.plan_release, order)
+            while write is None and plan is not None and plan.kind == PlanKind.WAIT_PARENT:
                 left = (waits_until - workflow.now()).total_seconds()
                 if left <= 0:
                     return _human(order, HumanReason.PARENT_UNKNOWN_AT_DEADLINE, plan.detail)
@@ -101,6 +117,8 @@ class OperationSteps(UncertainSteps):
                                                    revision=order.revision,
                                                    state=OrderState.WAITING_PARENT,
                                                    detail=plan.detail))
+                await self._roll(Wait(kind=WaitKind.PARENT, order=order, plan=plan,
+                                      attempt=attempt, waits_until=waits_until))
                 await workflow.sleep(min(self._options.parent_poll_seconds, left))
                 plan = await self._plan(PlanActivities.plan_release, order)
             if plan is None:
@@ -109,23 +127,25 @@ class OperationSteps(UncertainSteps):
                 return _human(order, plan.human_reason, plan.detail)
             if plan.kind == PlanKind.RESOLVE:
                 return _resolved(order, plan, Decimal(0))
-            outcome = await self._write(order, plan, WriteKind.UNBLOCK)
+            outcome = await self._write(order, plan, WriteKind.UNBLOCK, attempt, write)
             if outcome is None or outcome.kind != WriteOutcomeKind.REJECTED:
-                return await self._conclude(order, plan, WriteKind.UNBLOCK, outcome)
+                return await self._conclude(order, plan, WriteKind.UNBLOCK, outcome, attempt)
             if not outcome.retry_with_new_plan:
                 break
         return _unsettled(order, outcome)
 
     async def _conclude(self, order: Order, plan: Plan, kind: WriteKind,
-                        outcome: WriteOutcome | None) -> SettleInput | None:
-        """Applied -> result; deferred to the deadline -> a person; uncertain -> monitoring."""
+                        outcome: WriteOutcome | None, attempt: int = 0,
+                        resume: Wait | None = None) -> SettleInput | None:
+        """Applied -> result; deferred to the deadline -> a person; uncertain -> monitoring
+        (`resume`: monitoring a previous run handed over)."""
         if outcome is None:
             return None
         if outcome.kind == WriteOutcomeKind.DEFERRED:
             return _human(order, HumanReason.WRITE_DEFERRED_AT_DEADLINE,
                           f"the write is still deferred: {outcome.detail}")
         if outcome.kind == WriteOutcomeKind.INDETERMINATE:
-            watched = await self._monitor(order, plan, outcome)
+            watched = await self._monitor(order, plan, outcome, kind, attempt, resume)
             if not isinstance(watched, ReconcileResult):
                 return watched
             outcome = WriteOutcome(kind=WriteOutcomeKind.APPLIED,
@@ -155,23 +175,31 @@ class OperationSteps(UncertainSteps):
             return False
         return True
 
-    async def _write(self, order: Order, plan: Plan, kind: WriteKind) -> WriteOutcome | None:
+    async def _write(self, order: Order, plan: Plan, kind: WriteKind, attempt: int = 0,
+                     resume: Wait | None = None) -> WriteOutcome | None:
         """Send the write; a deferred one is sent again (same key, same body) until it goes
-        out, the deadline margin arrives, or a newer revision takes over (None)."""
+        out, the deadline margin arrives, or a newer revision takes over (None); `resume` is
+        a deferral a previous run handed over."""
         request = WriteInput(
             order=order, kind=kind,
             idempotency_key=write_idempotency_key(order.order_id, order.revision),
             block_alias=plan.block_alias or "", legs=plan.legs, total=plan.total,
             parent_order_id=order.parent_order_id if kind == WriteKind.UNBLOCK else None)
-        outcome = await self._send(request)
-        if outcome.kind != WriteOutcomeKind.DEFERRED:
-            return outcome
-        await self._settle(SettleInput(
-            order_id=order.order_id, revision=order.revision, state=OrderState.DEFERRED,
-            alarm=AlarmCode.LEDGER_WRITE_DEFERRED,
-            detail=f"write {request.idempotency_key} deferred: {outcome.code} {outcome.detail}"))
+        if resume is not None and resume.outcome is not None:
+            outcome = resume.outcome
+        else:
+            outcome = await self._send(request)
+            if outcome.kind != WriteOutcomeKind.DEFERRED:
+                return outcome
+            await self._settle(SettleInput(
+                order_id=order.order_id, revision=order.revision, state=OrderState.DEFERRED,
+                alarm=AlarmCode.LEDGER_WRITE_DEFERRED,
+                detail=f"write {request.idempotency_key} deferred: {outcome.code} "
+                       f"{outcome.detail}"))
         decide_at = self._decide_at(order)
         while outcome.kind == WriteOutcomeKind.DEFERRED:
+            await self._roll(Wait(kind=WaitKind.DEFERRED, order=order, plan=plan,
+                                  write_kind=kind, attempt=attempt, outcome=outcome))
             if decide_at is not None and workflow.now() >= decide_at:
                 return outcome
             if not await self._await_deferred(order, decide_at):

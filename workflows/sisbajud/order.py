@@ -23,7 +23,6 @@ with workflow.unsafe.imports_passed_through():
         NoticeSignal,
         Operation,
         Order,
-        OrderOptions,
         OrderRunResult,
         OrderState,
         Ownership,
@@ -32,6 +31,8 @@ with workflow.unsafe.imports_passed_through():
         RunOrderInput,
         SettleInput,
     )
+    from shared.contracts.sisbajud_ledger import WriteOutcome, WriteOutcomeKind
+    from workflows.sisbajud.carry import Carry, Wait, WaitKind
 
 FETCH_TIMEOUT = timedelta(seconds=30)
 # Store steps run as local activities: short, idempotent, no task round trip through the
@@ -46,9 +47,9 @@ STORE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1),
 class SisbajudOrderWorkflow(OperationSteps):
     """Executes each new revision of one order once; a redelivered revision is a no-op."""
 
-    def __init__(self) -> None:
-        self._order_id = ""
-        self._options = OrderOptions()
+    @workflow.init
+    def __init__(self, request: RunOrderInput) -> None:
+        self._order_id, self._options = request.order_id, request.options
         self._pending: list[NoticeSignal] = []
         self._seen: set[int] = set()
         self._executed: list[int] = []
@@ -58,10 +59,19 @@ class SisbajudOrderWorkflow(OperationSteps):
         self._resolutions: dict[int, ResolveDecisionInput] = {}
         self._resolved: dict[int, ResolveDecisionResult] = {}
         self._nudged = False
+        self._run_start_events = 0
+        self._roll_off = False
+        # Restored before any handler runs: a resolution sent during the switch lands in the
+        # new run's first task, and its validator must see the open decision.
+        self._carry = Carry.model_validate(request.carry) if request.carry else None
+        if self._carry is not None:
+            self._restore(self._carry)
 
     @workflow.run
     async def run(self, request: RunOrderInput) -> OrderRunResult:
-        self._order_id, self._options = request.order_id, request.options
+        self._run_start_events = workflow.info().get_current_history_length()
+        if self._carry is not None:
+            await self._resume(self._carry.wait)
         while True:
             if self._pending:
                 # The fetch returns the latest revision anyway: older pending ones add nothing.
@@ -130,13 +140,51 @@ class SisbajudOrderWorkflow(OperationSteps):
         if not begun.started:
             return
         self._executed.append(order.revision)
-        decision = await self._decide(order)
+        await self._finish(order, await self._decide(order))
+
+    async def _finish(self, order: Order, decision: SettleInput | None) -> None:
         if decision is not None:
             await self._settle(decision)
         if decision is not None and decision.state == OrderState.HUMAN_DECISION:
             final = await self._await_human(order)
             if final is not None:
                 await self._settle(final)
+
+    def _restore(self, carry: Carry) -> None:
+        """The previous run's state, before any handler of this run sees a message."""
+        self._seen, self._executed = set(carry.seen), list(carry.executed)
+        self._last_state, self._pending = carry.last_state, list(carry.pending)
+        self._nudged = carry.nudged
+        wait = carry.wait
+        if wait.kind == WaitKind.HUMAN or (wait.kind == WaitKind.MONITOR
+                                           and wait.state == OrderState.HUMAN_DECISION):
+            self._open_decision = wait.order.revision
+
+    async def _resume(self, wait: Wait) -> None:
+        """Take over the wait the previous run of this order handed over, where it was."""
+        order = wait.order
+        if wait.kind == WaitKind.HUMAN:
+            final = await self._await_human(order)
+            if final is not None:
+                await self._settle(final)
+            return
+        if wait.kind == WaitKind.MONITOR:
+            assert wait.plan is not None and wait.write_kind is not None
+            decision = await self._conclude(
+                order, wait.plan, wait.write_kind,
+                WriteOutcome(kind=WriteOutcomeKind.INDETERMINATE), wait.attempt, wait)
+        elif order.operation == Operation.BLOQUEIO:
+            decision = await self._block(order, wait)
+        else:
+            decision = await self._unblock(order, wait)
+        await self._finish(order, decision)
+
+    def _next_run(self, wait: Wait) -> RunOrderInput:
+        carry = Carry(seen=sorted(self._seen), executed=self._executed,
+                      last_state=self._last_state, pending=self._pending, nudged=self._nudged,
+                      wait=wait)
+        return RunOrderInput(order_id=self._order_id, options=self._options,
+                             carry=carry.model_dump(mode="json"))
 
     async def _decide(self, order: Order) -> SettleInput | None:
         owner = await workflow.execute_local_activity_method(

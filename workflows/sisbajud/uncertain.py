@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
         ResolveDecisionInput,
         ResolveDecisionResult,
         ResultPayload,
+        RunOrderInput,
         SettleInput,
         block_account_alias,
         result_idempotency_key,
@@ -34,8 +35,10 @@ with workflow.unsafe.imports_passed_through():
         Plan,
         ReconcileResult,
         ReconcileWriteInput,
+        WriteKind,
         WriteOutcome,
     )
+    from workflows.sisbajud.carry import CONTINUE_AS_NEW_PATCH, MIN_RUN_EVENTS, Wait, WaitKind
 
 # A re-read that fails is tried again at the next beat; the beat goes out regardless.
 RECONCILE_TIMEOUT = timedelta(minutes=1)
@@ -52,9 +55,42 @@ class UncertainSteps:
     _open_decision: int | None
     _resolutions: dict[int, ResolveDecisionInput]
     _nudged: bool
+    # History length when this run started, and whether its history predates continue-as-new.
+    _run_start_events: int
+    _roll_off: bool
 
     async def _settle(self, request: SettleInput) -> None:
         raise NotImplementedError
+
+    def _next_run(self, wait: Wait) -> RunOrderInput:
+        raise NotImplementedError
+
+    def _roll_due(self) -> bool:
+        """Whether this run's history is long enough to hand its wait to a new run."""
+        info = workflow.info()
+        length = info.get_current_history_length()
+        if self._roll_off or length < self._run_start_events + MIN_RUN_EVENTS:
+            return False
+        return (info.is_continue_as_new_suggested()
+                or length >= self._options.continue_as_new_after_events)
+
+    async def _roll(self, wait: Wait) -> None:
+        """Continue as new into `wait` when due; returns when not due, or when a resolution or
+        a newer revision arrived that this run handles itself."""
+        if not self._roll_due():
+            return
+        if not workflow.patched(CONTINUE_AS_NEW_PATCH):
+            self._roll_off = True  # replaying a run from before: it keeps its history
+            return
+        # Handlers finish here: an update accepted now is answered by this run, not lost.
+        await workflow.wait_condition(
+            lambda: workflow.all_handlers_finished() or self._interrupted(wait.order))
+        if self._interrupted(wait.order):
+            return
+        workflow.continue_as_new(self._next_run(wait))
+
+    def _interrupted(self, order: Order) -> bool:
+        return order.revision in self._resolutions or self._newer_pending(order)
 
     def _newer_pending(self, order: Order) -> bool:
         return any(n.revision > order.revision for n in self._pending)
@@ -76,8 +112,11 @@ class UncertainSteps:
     async def _await_human(self, order: Order) -> SettleInput | None:
         """Hold the revision until a person resolves it (None: a newer revision came)."""
         self._open_decision = order.revision
-        await self._wait(None, lambda: order.revision in self._resolutions
-                         or self._newer_pending(order))
+        wait = Wait(kind=WaitKind.HUMAN, order=order)
+        while not self._interrupted(order):
+            await self._roll(wait)
+            # Only messages grow a waiting run's history; a flood of them still rolls it.
+            await self._wait(None, lambda: self._interrupted(order) or self._roll_due())
         self._open_decision = None
         if order.revision not in self._resolutions:
             return None
@@ -103,24 +142,38 @@ class UncertainSteps:
         return ResolveDecisionResult(order_id=request.order_id, revision=request.revision,
                                      result_key=request.result_key or "")
 
-    async def _monitor(self, order: Order, plan: Plan, outcome: WriteOutcome
+    async def _monitor(self, order: Order, plan: Plan, outcome: WriteOutcome, kind: WriteKind,
+                       attempt: int = 0, resume: Wait | None = None
                        ) -> ReconcileResult | SettleInput | None:
         """Re-read and heartbeat until the ledger proves the write (ReconcileResult), a person
-        resolves it (SettleInput) or a newer revision takes over (None)."""
+        resolves it (SettleInput) or a newer revision takes over (None); `resume` is the
+        wait a previous run handed over."""
         opts = self._options
         key = write_idempotency_key(order.order_id, order.revision)
-        sent_at = workflow.now()
-        state = OrderState.INDETERMINATE
-        await self._settle(SettleInput(
-            order_id=order.order_id, revision=order.revision, state=state,
-            effect=Effect.INDETERMINATE, alarm=AlarmCode.LEDGER_WRITE_INDETERMINATE,
-            detail=outcome.detail or f"Midaz answered {outcome.http_status} {outcome.code}"))
         every = timedelta(seconds=opts.heartbeat_every_seconds)
+        if resume is None:
+            sent_at = workflow.now()
+            state = OrderState.INDETERMINATE
+            await self._settle(SettleInput(
+                order_id=order.order_id, revision=order.revision, state=state,
+                effect=Effect.INDETERMINATE, alarm=AlarmCode.LEDGER_WRITE_INDETERMINATE,
+                detail=outcome.detail or f"Midaz answered {outcome.http_status} {outcome.code}"))
+            next_beat = sent_at + every
+            beats = unchanged = 0
+            last_evidence: str | None = None
+        else:
+            assert resume.sent_at is not None and resume.next_beat is not None
+            sent_at, state, next_beat = resume.sent_at, resume.state, resume.next_beat
+            beats, unchanged, last_evidence = resume.beats, resume.unchanged, resume.last_evidence
+            if state == OrderState.HUMAN_DECISION:
+                self._open_decision = order.revision
         decide_at = self._decide_at(order)
-        next_beat = sent_at + every
-        beats = unchanged = 0
-        last_evidence: str | None = None
         while True:
+            # Beat numbers (and so result keys) go on from where the previous run left them.
+            await self._roll(Wait(kind=WaitKind.MONITOR, order=order, plan=plan,
+                                  write_kind=kind, attempt=attempt, sent_at=sent_at,
+                                  state=state, next_beat=next_beat, beats=beats,
+                                  unchanged=unchanged, last_evidence=last_evidence))
             until = next_beat
             if state != OrderState.HUMAN_DECISION and decide_at is not None:
                 until = min(until, decide_at)

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import logging
-from pathlib import Path
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.signer.approvals.mail import OutboxDrain
-from activities.signer.approvals.returns import return_rejected
 from activities.signer.approvals.store import ApprovalStore
+from activities.signer.approvals.veto import veto
 from activities.signer.repository import JobRepository
-from activities.signer.storage import Fingerprint, StorageTree
+from activities.signer.storage import StorageTree
 from shared.contracts.signer import JobResult, JobStatus
 from shared.contracts.signer_approvals import (
-    ApprovalErrorCode,
     ApprovalJobInput,
     ApprovalState,
     ApprovalStepResult,
@@ -24,7 +21,6 @@ from shared.contracts.signer_approvals import (
 )
 from shared.db.models import OperationalEvent
 
-log = logging.getLogger("esteira.signer.approvals")
 EXPIRED_MESSAGE = "Approval window expired."
 
 
@@ -58,37 +54,9 @@ class ApprovalActivities:
     @activity.defn(name="signer-approval-reject")
     async def reject(self, request: ApprovalJobInput) -> JobResult:
         """A veto: Canceled, the file returned as `.reject` (or parked in error/)."""
-        job_id = request.job_id
-        rejection = await self.store.rejection(job_id)
-        who = f"{rejection.approver}: {rejection.reason}" if rejection else "an approver"
-        message = f"Rejected by {who}."
-        job, approval = await self.repository.get(job_id), await self.store.get(job_id)
-        if job is None or approval is None or approval.state != ApprovalState.REJECTED \
-                or job.status != JobStatus.AWAITING_APPROVAL:
-            return JobResult(job_id=job_id, status=JobStatus(job.status) if job
-                             else JobStatus.CANCELED, message="not applied")
-        # The veto is final (the approval row says Rejected), so the file moves first and
-        # the job turns Canceled only once its file is where the history says it is.
-        staged, outcome = Path(approval.staged_path), None
-        if staged.exists():  # a retry after the move goes straight to the transition
-            profile = await self.repository.profile(job.profile_name or "")
-            encrypt = bool(profile and profile.encrypt)
-            outcome = await asyncio.to_thread(
-                return_rejected, self.storage, job_id, staged, Path(job.original_path),
-                Fingerprint(job.input_size, job.input_sha256),
-                encryption_key=self.encryption_key if encrypt else None)
-        returned = outcome.returned if outcome else None
-        ended = await self.store.end_wait(
-            job_id, expected=[ApprovalState.REJECTED], to=ApprovalState.REJECTED,
-            message=f"{message} {outcome.describe()}" if outcome else message,
-            code=ApprovalErrorCode.REJECTED, error_message=message,
-            **({"output_path": str(returned)} if returned else {}))
-        log.info("Job %s rejected: %s", job_id, outcome.describe() if outcome else message)
-        current = await self.repository.get(job_id)
-        return JobResult(job_id=job_id, status=JobStatus(current.status) if current
-                         else JobStatus.CANCELED,
-                         error_code=ApprovalErrorCode.REJECTED if ended else None,
-                         message=message, output_path=str(returned) if returned else None)
+        return await veto(self.store, self.repository, self.storage, request.job_id,
+                          held_in=JobStatus.AWAITING_APPROVAL,
+                          encryption_key=self.encryption_key)
 
     @activity.defn(name="signer-approval-expire")
     async def expire(self, request: ApprovalJobInput) -> ApprovalStepResult:

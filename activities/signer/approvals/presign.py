@@ -1,5 +1,5 @@
-"""Between staging and the signing call: CNAB240 dates, the approval hold and, after a
-release, the veto and the held copy's hash."""
+"""Around the claim and before the signing call: a veto that beat the claim, CNAB240 dates,
+the approval hold and, after a release, a late veto and the held copy's hash."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from sqlalchemy import delete
 from activities.signer import cnab240
 from activities.signer.approvals.returns import return_rejected
 from activities.signer.approvals.store import ApprovalStore
+from activities.signer.approvals.veto import veto
 from activities.signer.repository import JobRepository
 from activities.signer.storage import Fingerprint, StorageTree, fingerprint_of
 from shared.contracts.signer import JobResult, JobStatus, SignerErrorCode
@@ -44,6 +45,17 @@ class PreSigningChecks:
         self.approvals = approvals or ApprovalStore(repository.sessions)
         # Injectable so tests can move "today" without touching the clock.
         self.today = today
+
+    async def vetoed_in_queue(self, job: Job) -> JobResult | None:
+        """A released job rejected before any claim: not claimed, Canceled like any veto."""
+        if job.status != JobStatus.QUEUED:
+            return None
+        approval = await self.approvals.get(job.id)
+        if approval is None or approval.state != ApprovalState.REJECTED:
+            return None
+        # Only a rejection after the claim is a failure (`_seal`); this one is an ordinary veto.
+        return await veto(self.approvals, self.repository, self.storage, job.id,
+                          held_in=JobStatus.QUEUED, encryption_key=self.encryption_key)
 
     async def held_copy(self, job: Job) -> tuple[Path, Fingerprint] | None:
         """The staged copy a released job resumes on (never a fresh copy of the input)."""

@@ -148,12 +148,15 @@ class ApprovalStore:
 
     async def end_wait(self, job_id: str, *, expected: Iterable[ApprovalState],
                        to: ApprovalState, message: str, code: str | None = None,
-                       event: OperationalEvent | None = None, **fields: object) -> bool:
-        """AwaitingApproval -> Canceled with the approval moved to `to` (reject or expiry)."""
+                       event: OperationalEvent | None = None,
+                       held_in: JobStatus = JobStatus.AWAITING_APPROVAL,
+                       **fields: object) -> bool:
+        """`held_in` -> Canceled with the approval moved to `to` (reject or expiry)."""
         now = utcnow()
         async with self.sessions() as session:
+            # Conditional on `held_in`: an operator cancel racing it has exactly one winner.
             if not (await move_approval(session, job_id, expected, to, ended_at=now)
-                    and await move_job(session, job_id, [JobStatus.AWAITING_APPROVAL],
+                    and await move_job(session, job_id, [held_in],
                                        JobStatus.CANCELED, message, code=code,
                                        completed_at=now, **fields)):
                 await session.rollback()

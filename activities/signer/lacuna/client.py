@@ -62,13 +62,20 @@ class LacunaClient:
         return response.json()["id"]
 
     async def create_document(self, *, upload_id: str, name: str, content_type: str,
-                              flow: list[dict[str, Any]]) -> str:
+                              flow: list[dict[str, Any]], display_name: str | None = None) -> str:
         """`POST /api/documents` with one file; the document id."""
         response = await self._call("POST", "/api/documents", json={
-            "files": [{"displayName": name, "id": upload_id, "name": name,
+            "files": [{"displayName": display_name or name, "id": upload_id, "name": name,
                        "contentType": content_type}],
             "flowActions": flow})
         return response.json()[0]["documentId"]
+
+    async def find_documents(self, name: str) -> list[dict[str, Any]]:
+        """Documents named exactly `name` (`GET /api/documents?q=`; the search is the Signer's,
+        the exact-name filter ours: `q` may also match other fields)."""
+        page = (await self._call("GET", "/api/documents",
+                                 params={"q": name, "limit": 100})).json()
+        return [d for d in page["items"] if d.get("name") == name]
 
     async def document(self, document_id: str) -> dict[str, Any]:
         """`GET /api/documents/{id}`."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,10 +11,12 @@ from typing import TYPE_CHECKING, Any
 from activities.signer import engine
 from activities.signer.lacuna.client import LacunaClient, SignerRefused, SignerUnavailable
 from activities.signer.lacuna.cpf import cpf_of
+from activities.signer.lacuna.dispatches import DispatchLog, document_name
 from activities.signer.profiles import certificate_spec
 from shared.contracts.signer import JobResult, JobStatus, SignatureFormat
 from shared.contracts.signer_lacuna import LacunaErrorCode
 from shared.db.models import utcnow
+from shared.db.signer_lacuna_models import SignerDispatch
 from shared.db.signer_models import Job, SigningProfile
 from shared.logs import props
 
@@ -22,6 +25,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("esteira.signer.lacuna")
 CONTENT_TYPES = {SignatureFormat.PADES: "application/pdf", SignatureFormat.XADES: "text/xml"}
+# Signer document statuses whose flow still runs: a retry adopts such a document.
+LIVE_STATUSES = {"Pending", "FlowConcluded"}
+# How far up a retry chain a new job looks for a live document.
+ANCESTOR_DEPTH = 10
 
 
 def holder_cpf(profile: SigningProfile) -> str | None:
@@ -64,26 +71,152 @@ class RemoteMethods:
 
         if not profile.signer_flow:
             raise JobFailed("profile.invalid", f"Profile {profile.name} has no Signer flow.")
-        # The dispatch is this method's signing call: a worker lost after it never repeats it.
+        dispatches = DispatchLog(pipeline.repository.sessions)
+        # The checkpoint precedes every remote call: a worker lost past it resumes the dispatch
+        # by asking the Signer (resume_dispatch); it never fails it nor creates a second one.
+        checkpoint, fresh = await dispatches.start(job.id,
+                                                   document_name(job.file_name, job.id))
         await pipeline.repository.note(job.id, "Dispatching to the Lacuna Signer.",
                                        signing_started_at=utcnow())
+        return await self._dispatch(pipeline, job, profile, staged, checkpoint, dispatches,
+                                    fresh=fresh)
+
+    async def resume_dispatch(self, pipeline: SigningActivities, job: Job,
+                              checkpoint: SignerDispatch) -> JobResult:
+        """A worker lost mid-dispatch: adopt the Signer's document, else dispatch again.
+
+        An unreachable Signer raises SignerUnavailable: the activity retries until it answers.
+        """
+        from activities.signer.pipeline import JobFailed, _heartbeat_forever
+
+        # Runs before the pipeline's own heartbeat starts; an upload may take a while.
+        heartbeat = asyncio.create_task(_heartbeat_forever())
         try:
-            upload_id = await self.client.upload(await asyncio.to_thread(staged.read_bytes),
-                                                 job.file_name)
-            document_id = await self.client.create_document(
-                upload_id=upload_id, name=job.file_name, flow=profile.signer_flow,
-                content_type=CONTENT_TYPES.get(SignatureFormat(job.format),
-                                               "application/octet-stream"))
-        except (SignerUnavailable, SignerRefused) as exc:
-            raise JobFailed(LacunaErrorCode.DISPATCH_FAILED,
-                            f"Could not dispatch to the Lacuna Signer: {exc}") from None
-        await pipeline._transition(job, JobStatus.PROCESSING, JobStatus.AWAITING_SIGNER,
-                                   f"Dispatched to the Lacuna Signer as document {document_id}.",
-                                   remote_document_id=document_id)
-        log.info("Job %s dispatched as Signer document %s", job.id, document_id,
+            profile = await pipeline._profile(job)
+            staged = pipeline.storage.staging_dir(job.id) / Path(job.file_name).name
+            return await self._dispatch(pipeline, job, profile, staged, checkpoint,
+                                        DispatchLog(pipeline.repository.sessions))
+        except JobFailed as failure:
+            return await pipeline._fail(job, failure.code, failure.message)
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+
+    async def _dispatch(self, pipeline: SigningActivities, job: Job, profile: SigningProfile,
+                        staged: Path, checkpoint: SignerDispatch,
+                        dispatches: DispatchLog, *, fresh: bool = False) -> JobResult:
+        document_id, message = await self._existing(pipeline, job, checkpoint, fresh=fresh)
+        if document_id is None:
+            document_id = await self._create(job, profile, staged, checkpoint, dispatches)
+            message = f"Dispatched to the Lacuna Signer as document {document_id}."
+        elif checkpoint.document_id != document_id:
+            await dispatches.record(job.id, document_id=document_id)
+        if not await pipeline.repository.transition(job.id, [JobStatus.PROCESSING],
+                                                    JobStatus.AWAITING_SIGNER, message,
+                                                    remote_document_id=document_id):
+            # A worker thought lost but only slow got there first (or the job was cleared):
+            # never fail a job the remote side may hold; the workflow follows the row.
+            current = await pipeline.repository.get(job.id)
+            status = JobStatus(current.status) if current else JobStatus.CANCELED
+            return JobResult(job_id=job.id, status=status, message="dispatched elsewhere")
+        await dispatches.forget(job.id)
+        log.info("Job %s awaits Signer document %s", job.id, document_id,
                  extra=props(JobId=job.id, DocumentId=document_id))
         return JobResult(job_id=job.id, status=JobStatus.AWAITING_SIGNER,
                          message=document_id)
+
+    async def _existing(self, pipeline: SigningActivities, job: Job,
+                        checkpoint: SignerDispatch, *,
+                        fresh: bool) -> tuple[str | None, str]:
+        """A document this job (or, still live, one its retried ancestors) already has."""
+        if checkpoint.document_id is not None:
+            return checkpoint.document_id, (f"Resumed the dispatch: Signer document "
+                                            f"{checkpoint.document_id} was already created.")
+        # The id may be lost (worker gone between the create call and the checkpoint write):
+        # the job-id-bearing name finds the document. A fresh checkpoint had no remote call.
+        found = [] if fresh else await self.client.find_documents(checkpoint.document_name)
+        if found:
+            if len(found) > 1:
+                log.warning("Job %s has %d Signer documents; waiting on the first",
+                            job.id, len(found), extra=props(JobId=job.id))
+            return found[0]["id"], (f"Resumed the dispatch: found Signer document "
+                                    f"{found[0]['id']} created before the worker was lost.")
+        ancestor = job
+        for _ in range(ANCESTOR_DEPTH):
+            if ancestor.parent_job_id is None:
+                break
+            ancestor = await pipeline.repository.get(ancestor.parent_job_id)
+            if ancestor is None or ancestor.remote_flow_action_id is not None:
+                break
+            live = await self._live_document(ancestor)
+            if live is not None:
+                # A retry is a new job for the same file, not a second signature flow: the
+                # participant may still be signing the first one.
+                return live, (f"Adopted Signer document {live} of job {ancestor.id}, still "
+                              "pending there: a retry never starts a second signature flow.")
+        return None, ""
+
+    async def _live_document(self, ancestor: Job) -> str | None:
+        """An earlier job's document while its flow is still running on the Signer."""
+        document_id = ancestor.remote_document_id
+        if document_id is None:
+            named = await self.client.find_documents(document_name(ancestor.file_name,
+                                                                   ancestor.id))
+            document_id = named[0]["id"] if named else None
+        if document_id is None:
+            return None
+        try:
+            document = await self.client.document(document_id)
+        except SignerRefused:
+            return None  # deleted on the Signer: nothing to adopt
+        return document_id if document.get("status") in LIVE_STATUSES else None
+
+    async def _create(self, job: Job, profile: SigningProfile, staged: Path,
+                      checkpoint: SignerDispatch, dispatches: DispatchLog) -> str:
+        """Upload (or reuse the checkpoint's upload) and create the document; its id is stored
+        before anything else happens."""
+        from activities.signer.pipeline import JobFailed
+
+        upload_id = checkpoint.upload_id
+        for attempt in range(2):
+            if upload_id is None:
+                upload_id = await self._upload(job, staged)
+                await dispatches.record(job.id, upload_id=upload_id)
+            try:
+                # SignerUnavailable propagates: the document may exist; the retry will ask.
+                document_id = await self.client.create_document(
+                    upload_id=upload_id, name=job.file_name, flow=profile.signer_flow,
+                    display_name=checkpoint.document_name,
+                    content_type=CONTENT_TYPES.get(SignatureFormat(job.format),
+                                                   "application/octet-stream"))
+            except SignerRefused as exc:
+                # A 4xx created nothing. An upload kept from a lost worker may have expired
+                # on the Signer: upload once more before giving up.
+                if attempt == 0 and checkpoint.upload_id is not None:
+                    upload_id = None
+                    continue
+                raise JobFailed(LacunaErrorCode.DISPATCH_FAILED,
+                                f"Could not dispatch to the Lacuna Signer: {exc}") from None
+            await dispatches.record(job.id, document_id=document_id)
+            return document_id
+        raise AssertionError("unreachable")
+
+    async def _upload(self, job: Job, staged: Path) -> str:
+        """Upload the staged copy; failing here is safe: no document exists for this job."""
+        from activities.signer.pipeline import JobFailed
+
+        try:
+            data = await asyncio.to_thread(staged.read_bytes)
+        except FileNotFoundError:
+            raise JobFailed(LacunaErrorCode.DISPATCH_FAILED,
+                            f"The staged copy {staged} is gone; nothing was created on the "
+                            "Lacuna Signer.") from None
+        try:
+            return await self.client.upload(data, job.file_name)
+        except (SignerUnavailable, SignerRefused) as exc:
+            raise JobFailed(LacunaErrorCode.DISPATCH_FAILED,
+                            f"Could not dispatch to the Lacuna Signer: {exc}") from None
 
     async def sign_folder_document(self, pipeline: SigningActivities, job: Job,
                                    profile: SigningProfile) -> JobResult:

@@ -97,12 +97,14 @@ def create_app(settings: LacunaSimSettings | None = None) -> FastAPI:
 
     @app.get("/api/documents")
     async def list_documents(folderId: str | None = None, status: str | None = None,
-                             limit: int = 100, offset: int = 0) -> dict:
+                             q: str | None = None, limit: int = 100, offset: int = 0) -> dict:
         if folderId is not None and folderId not in org.folders:
             raise SignerApiError(422, "FolderNotFound", f"No folder {folderId}.")
+        # `Q` of the real API ("query to filter items"): here a case-insensitive name search.
         items = [d for d in org.documents.values()
                  if (folderId is None or d.folder_id == folderId)
-                 and (status is None or d.status == status)]
+                 and (status is None or d.status == status)
+                 and (q is None or q.lower() in d.name.lower())]
         return {"items": [d.as_json() for d in items[offset:offset + limit]],
                 "totalCount": len(items)}
 

@@ -114,17 +114,19 @@ def stored_uploads(settings: Settings) -> list[Path]:
 
 async def test_api_key_health_and_reflection(signer):
     stub = signer.stub
-    for metadata in (None, [("x-api-key", "wrong")]):
+    for metadata, code in ((None, "auth.missing-key"),
+                           ([("x-api-key", "wrong")], "auth.invalid-key")):
+        expected = (grpc.StatusCode.UNAUTHENTICATED, code)
         with pytest.raises(grpc.aio.AioRpcError) as unary:
             await stub.GetPipelineState(pb.GetPipelineStateRequest(), metadata=metadata)
-        assert unary.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert refusal(unary.value) == expected
         with pytest.raises(grpc.aio.AioRpcError) as streamed_in:
             await stub.SubmitFile(upload("a.pdf", make_pdf()), metadata=metadata)
-        assert streamed_in.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert refusal(streamed_in.value) == expected
         with pytest.raises(grpc.aio.AioRpcError) as streamed_out:
             async for _ in stub.WatchJobs(pb.WatchJobsRequest(), metadata=metadata):
                 pass
-        assert streamed_out.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert refusal(streamed_out.value) == expected
     assert stored_uploads(signer.settings) == []
 
     health = health_pb2_grpc.HealthStub(signer.channel)

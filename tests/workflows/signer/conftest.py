@@ -124,12 +124,14 @@ class SignerHarness:
 
     async def set_paused(self, paused: bool, *, drain: bool = True) -> None:
         """Write the pause row and wait until the gate has followed it (and drained)."""
+        rounds = self.gate.rounds
         async with self.sessions() as session:
             state = await session.get(PipelineState, 1) or PipelineState()
             state.paused = paused
             session.add(state)
             await session.commit()
-        while self.gate.polling == paused or (paused and drain and not self.gate.drained):
+        while self.gate.rounds < rounds + 2 or self.gate.polling == paused \
+                or (paused and drain and not self.gate.drained):
             await asyncio.sleep(0.02)
 
 

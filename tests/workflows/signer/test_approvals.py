@@ -91,6 +91,17 @@ async def _eventually(check, timeout: float = 20) -> None:
         await asyncio.sleep(0.05)
 
 
+async def _history_until(signer, job_id: str, text: str, timeout: float = 20) -> list:
+    """The job's history once a row containing `text` was written."""
+    deadline = time.monotonic() + timeout
+    while True:
+        history = await signer.history(job_id)
+        if any(text in h.message for h in history):
+            return history
+        assert time.monotonic() < deadline, f"no history row with {text!r}"
+        await asyncio.sleep(0.05)
+
+
 async def _held(approvals: Approvals, name: str, data: bytes) -> tuple[str, object]:
     signer = approvals.signer
     job_id = (await signer.enqueue(signer.drop(name, data))).job_id
@@ -161,18 +172,38 @@ async def test_a_taken_reject_name_overwrites_nothing_and_keeps_the_input(approv
     assert (signer.inbox / "folha.rem").read_bytes() == data
 
 
-async def test_a_rejection_after_release_fails_the_claimed_job_for_good(approvals):
+async def _released_while_paused(approvals: Approvals, name: str, data: bytes
+                                  ) -> tuple[str, dict[str, str]]:
+    """A job that reached its quorum while the pipeline is paused: Queued, not yet claimed."""
     signer = approvals.signer
     await approvals.require(quorum=2)
-    data = make_remittance()
-    job_id, _ = await _held(approvals, "folha.rem", data)
+    job_id, _ = await _held(approvals, name, data)
     tokens = await approvals.tokens()
     await signer.set_paused(True)
     await approvals.decide(job_id, tokens["Ana"], Decision.APPROVED)
     await approvals.decide(job_id, tokens["Bruno"], Decision.APPROVED)
     await signer.wait_for(job_id, {JobStatus.QUEUED.value})
-    await approvals.decide(job_id, tokens["Carla"], Decision.REJECTED, "late veto")
-    await signer.set_paused(False)
+    return job_id, tokens
+
+
+async def test_a_rejection_after_the_claim_fails_the_job_for_good(approvals):
+    signer = approvals.signer
+    await approvals.require(quorum=2)
+    data = make_remittance()
+    job_id, _ = await _held(approvals, "folha.rem", data)
+    tokens = await approvals.tokens()
+    checks = signer.activities.checks
+    held_copy = checks.held_copy
+
+    async def reject_once_claimed(job):
+        # The released job's claim is committed; Carla's veto lands before the seal.
+        assert (await signer.repository.get(job.id)).status == JobStatus.PROCESSING.value
+        await approvals.decide(job_id, tokens["Carla"], Decision.REJECTED, "late veto")
+        return await held_copy(job)
+
+    checks.held_copy = reject_once_claimed
+    await approvals.decide(job_id, tokens["Ana"], Decision.APPROVED)
+    await approvals.decide(job_id, tokens["Bruno"], Decision.APPROVED)
     job = await signer.wait_for(job_id)
     assert (job.status, job.error_code) == (JobStatus.FAILED.value, "approval.rejected")
     assert (signer.storage.output / "folha.reject.rem").read_bytes() == data
@@ -180,6 +211,51 @@ async def test_a_rejection_after_release_fails_the_claimed_job_for_good(approval
     with pytest.raises(EsteiraError) as refused:
         await retry_job(signer.repository, signer.enqueuer, job_id)
     assert (refused.value.code, refused.value.status) == ("job.rejected-not-retriable", 409)
+
+
+async def test_a_rejection_before_the_released_job_is_claimed_is_an_ordinary_veto(approvals):
+    signer = approvals.signer
+    data = make_remittance()
+    job_id, tokens = await _released_while_paused(approvals, "folha.rem", data)
+    await approvals.decide(job_id, tokens["Carla"], Decision.REJECTED, "veto na fila")
+    await signer.set_paused(False)
+    job = await signer.wait_for(job_id)
+    assert (job.status, job.error_code) == (JobStatus.CANCELED.value, None)
+    assert job.error_message == "Rejected by Carla: veto na fila."
+    returned = signer.storage.output / "folha.reject.rem"
+    assert returned.read_bytes() == data and job.output_path == str(returned)
+    assert not (signer.inbox / "folha.rem").exists(), "the original leaves input/"
+    assert not signer.storage.staging_dir(job_id).exists()
+    history = await signer.history(job_id)
+    assert [h.to_status for h in history if h.to_status][-2:] == ["Queued", "Canceled"], \
+        "never claimed for signing"
+    assert history[-1].code == "approval.rejected"
+    with pytest.raises(EsteiraError) as refused:
+        await retry_job(signer.repository, signer.enqueuer, job_id)
+    assert (refused.value.code, refused.value.status) == ("job.not-failed", 409)
+
+
+@SQLITE_ONLY
+async def test_an_operator_cancel_racing_the_queued_veto_has_one_winner(approvals):
+    from activities.signer.operator.commands import cancel_job
+
+    signer = approvals.signer
+    job_id, tokens = await _released_while_paused(approvals, "folha.rem", make_remittance())
+    await approvals.decide(job_id, tokens["Carla"], Decision.REJECTED, "não")
+    store = signer.activities.checks.approvals
+    end_wait = store.end_wait
+
+    async def operator_first(job_id, **kwargs):
+        # The operator's cancel commits between the file's return and the veto's transition.
+        await cancel_job(signer.repository, approvals.client, job_id, reason="já resolvido",
+                         actor="test")
+        return await end_wait(job_id, **kwargs)
+
+    store.end_wait = operator_first
+    await signer.set_paused(False)
+    history = await _history_until(signer, job_id, "Rejected file returned to")
+    canceled = [h for h in history if h.to_status == JobStatus.CANCELED.value]
+    assert [h.message for h in canceled] == ["Operator canceled: já resolvido."]
 
 
 @SQLITE_ONLY

@@ -17,6 +17,7 @@ from shared.contracts.signer import JobStatus, job_workflow_id
 from tests.api.conftest import make_context
 from tests.support.sisbajud import serve
 from tests.workflows.signer.lacuna.conftest import WEBHOOK_TOKEN
+from workflows.signer.remote import CHECK_TIMEOUT
 
 AWAITING = {JobStatus.AWAITING_SIGNER.value}
 
@@ -110,6 +111,8 @@ async def test_worker_stopped_while_awaiting_resumes_polling_without_failing(rem
     await remote.sim.act(document["id"], document["flowActions"][0]["id"], "sign")
     assert (await remote.signer.repository.get(job.id)).status == JobStatus.AWAITING_SIGNER
     async with remote.worker():
-        done = await remote.signer.wait_for(job.id)
+        # A status check the stopped worker took with it is retried once its start-to-close
+        # timeout passes; polling then resumes.
+        done = await remote.signer.wait_for(job.id, timeout=CHECK_TIMEOUT.total_seconds() + 60)
     assert done.status == JobStatus.COMPLETED
     assert not [h for h in await remote.signer.history(job.id) if h.to_status == "Failed"]
