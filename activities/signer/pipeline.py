@@ -76,7 +76,11 @@ class SigningActivities:
         if (vetoed := await self.checks.vetoed_in_queue(job)) is not None:
             return vetoed  # rejected after its release but before any claim: an ordinary veto
         if JobStatus(job.status) in (JobStatus.PROCESSING, JobStatus.VERIFYING):
-            interrupted = await self._take_over(job)
+            try:
+                interrupted = await self._take_over(job)
+            except (JobFailed, PreSigningFailure) as failure:
+                # A takeover that can't go on ends the job; retrying it would change nothing.
+                return await self._fail(job, failure.code, failure.message)
             if interrupted is not None:
                 return interrupted
         elif not await self._claim(job):

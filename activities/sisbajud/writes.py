@@ -74,8 +74,10 @@ class WriteActivities(LedgerActivities):
         """Register the write, send it with `X-Idempotency`/`X-TTL`, classify the answer."""
         await self._register(request)
         midaz = self._midaz(request.order.institution_id)
-        async with self._sessions() as session:
-            documents = await load_documents(session)
+        documents: dict[str, Any] = {}
+        if self._settings.sisbajud.systemplane_enabled:  # routes off: nothing to read
+            async with self._sessions() as session:
+                documents = await load_documents(session)
         inst = midaz.institution
         routes = resolve(self._settings, documents, inst.organization_id, inst.ledger_id,
                          request.kind.value)

@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DataError, DBAPIError
 
-from services.api.auth import ApiKeyMiddleware
+from services.api.auth import SELF_AUTHENTICATED_PREFIXES, ApiKeyMiddleware
 from services.api.context import ApiContext
 from services.api.routes import (
     pickup,
@@ -81,10 +81,19 @@ def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bo
     return False
 
 
+def _loggable_path(request: Request) -> str:
+    """The request path with whatever follows a self-authenticated prefix (tokens) hidden."""
+    path = request.url.path
+    for prefix in SELF_AUTHENTICATED_PREFIXES:
+        if path.startswith(prefix):
+            return prefix + "***"
+    return path
+
+
 async def _unstorable_value(request: Request, exc: Exception) -> JSONResponse:
     # A value the schema allows but the store can't hold (an id past 64 bits, a NUL byte in
     # PostgreSQL text, a duration past datetime's range) is the client's input, not our fault.
-    log.info("Refused an unstorable value on %s %s: %s", request.method, request.url.path,
+    log.info("Refused an unstorable value on %s %s: %s", request.method, _loggable_path(request),
              type(exc).__name__)
     error = EsteiraError(ErrorCode.REQUEST_INVALID,
                          "A value in the request is out of the range this service can store.")
@@ -92,6 +101,6 @@ async def _unstorable_value(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
-    log.exception("Unhandled error on %s %s", request.method, request.url.path)
+    log.exception("Unhandled error on %s %s", request.method, _loggable_path(request))
     error = EsteiraError(ErrorCode.INTERNAL, "An unexpected error occurred; see the log.")
     return JSONResponse(error.body(), status_code=error.status)

@@ -77,7 +77,8 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         if not await _wait_for_temporal(settings, stop):
             return 0
         warnings = await bootstrap(settings)
-        for spec in _service_specs(child_env):
+        for spec in _service_specs(child_env,
+                                   simulators=settings.environment == "Development"):
             await supervisor.start(spec)
         ready = await _wait_for_ready(settings, stop)
         if stop.is_set():
@@ -105,9 +106,11 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         lock.close()
 
 
-def _service_specs(env: dict[str, str]) -> list[ChildSpec]:
+def _service_specs(env: dict[str, str], *, simulators: bool) -> list[ChildSpec]:
     cli = [sys.executable, "-m", "services.cli"]
-    return [
+    # Stand-ins of the systems we don't own run only in Development: a production host
+    # (systemd runs `esteira dev` too) must never sign, block or grant against a simulator.
+    stand_ins = [
         # Stand-ins for Midaz and the Mensageria, where the SISBAJUD defaults point.
         ChildSpec("midaz-sim", [*cli, "simulator", "midaz"], env),
         ChildSpec("mensageria-sim", [*cli, "simulator", "mensageria"], env),
@@ -117,6 +120,9 @@ def _service_specs(env: dict[str, str]) -> list[ChildSpec]:
         ChildSpec("lacuna-sim", [*cli, "simulator", "lacuna"], env),
         # Approval e-mails land here (data/mail/*.eml) unless Notifications:SmtpHost is set.
         ChildSpec("smtp-sink", [sys.executable, "-m", "services.dev.smtp_sink"], env),
+    ] if simulators else []
+    return [
+        *stand_ins,
         ChildSpec("worker", [*cli, "worker", "--domains", "all"], env,
                   stop_timeout=WORKER_STOP_TIMEOUT),
         ChildSpec("grpc", [*cli, "grpc"], env),

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from shared.contracts.signer import JobResult, JobStatus
@@ -81,7 +82,10 @@ async def await_signer(job_id: str, document_id: str | None = None) -> JobResult
             with contextlib.suppress(TimeoutError):
                 await workflow.wait_condition(lambda: wake.pending,
                                               timeout=timedelta(seconds=status.poll_seconds))
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, ActivityError) as exc:
+        # A cancel lands in the timer or, as an ActivityError, in a running status check.
+        if not is_cancelled_exception(exc):
+            raise
         # An operator's cancel: the local Canceled is already committed by the API.
         await _cancel_remote(job_id, document_id)
         raise

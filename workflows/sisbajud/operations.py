@@ -188,6 +188,7 @@ class OperationSteps(UncertainSteps):
         if resume is not None and resume.outcome is not None:
             outcome = resume.outcome
         else:
+            self._nudged = False  # a redelivery from now on asks for another try
             outcome = await self._send(request)
             if outcome.kind != WriteOutcomeKind.DEFERRED:
                 return outcome
@@ -206,6 +207,7 @@ class OperationSteps(UncertainSteps):
                 return None
             if decide_at is not None and workflow.now() >= decide_at:
                 return outcome
+            self._nudged = False
             outcome = await self._send(request)
         return outcome
 

@@ -185,6 +185,9 @@ class UncertainSteps:
                 self._open_decision = None
                 return None
             seen = await self._reconcile(order, plan, key, sent_at)
+            if order.revision in self._resolutions:
+                # The person's resolution was accepted during the re-read: it is the answer.
+                return self._human_final(order)
             if seen is not None and seen.found:
                 self._open_decision = None
                 return seen
@@ -230,8 +233,8 @@ class UncertainSteps:
         until = workflow.now() + timedelta(seconds=self._options.heartbeat_every_seconds)
         if decide_at is not None:
             until = min(until, decide_at)
-        self._nudged = False
-        # A redelivered notice of this revision is the seed's "later delivery": try now.
+        # A redelivered notice of this revision is the seed's "later delivery": try now (the
+        # flag is cleared just before each send, so one arriving during a send still counts).
         await self._wait(until, lambda: self._nudged or self._newer_pending(order))
         return not self._newer_pending(order)
 

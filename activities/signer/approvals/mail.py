@@ -67,7 +67,9 @@ class OutboxDrain:
         """(sent, failed) for the job's pending rows; a failed row stays for the next try."""
         async with self.sessions() as session:
             rows = list((await session.exec(select(NotificationOutbox).where(
-                NotificationOutbox.job_id == job_id, NotificationOutbox.sent_at.is_(None))
+                NotificationOutbox.job_id == job_id, NotificationOutbox.sent_at.is_(None),
+                # No body: the wait ended before it went out, and its token with it.
+                NotificationOutbox.body.is_not(None))
                 .order_by(NotificationOutbox.id))).all())
         sent = failed = 0
         for row in rows:

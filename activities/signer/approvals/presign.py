@@ -93,15 +93,16 @@ class PreSigningChecks:
             return  # a worker lost before the signing call; this one takes over
         rejection = await self.approvals.rejection(job.id)
         who = f"{rejection.approver}: {rejection.reason}" if rejection else "an approver"
-        outcome = await asyncio.to_thread(
-            return_rejected, self.storage, job.id, staged, Path(job.original_path),
-            fingerprint, encryption_key=self.encryption_key if profile.encrypt else None)
-        if outcome.returned is not None:
-            await self.repository.note(job.id, outcome.describe(),
-                                       output_path=str(outcome.returned))
-        raise PreSigningFailure(
-            ApprovalErrorCode.REJECTED,
-            f"Rejected by {who} after a worker claimed the job. {outcome.describe()}")
+        where = "The file was already returned by an earlier attempt."
+        if staged.exists():  # a retry after the return goes straight to the failure
+            outcome = await asyncio.to_thread(
+                return_rejected, self.storage, job.id, staged, Path(job.original_path),
+                fingerprint, encryption_key=self.encryption_key if profile.encrypt else None)
+            where = outcome.describe()
+            if outcome.returned is not None:
+                await self.repository.note(job.id, where, output_path=str(outcome.returned))
+        raise PreSigningFailure(ApprovalErrorCode.REJECTED,
+                                f"Rejected by {who} after a worker claimed the job. {where}")
 
     async def _check_payment_dates(self, job: Job, profile: SigningProfile,
                                    staged: Path) -> None:

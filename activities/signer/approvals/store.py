@@ -135,6 +135,10 @@ class ApprovalStore:
                 .order_by(ApprovalDecision.id))).all())
             if approval is None or len(names) < approval.quorum:
                 return False
+            if approval.state == ApprovalState.RELEASED:
+                # An earlier attempt released it and its answer was lost: done, if still queued.
+                job = await session.get(Job, job_id)
+                return job is not None and job.status == JobStatus.QUEUED.value
             message = (f"Approved by {', '.join(names)} ({len(names)} of {approval.quorum} "
                        "required); back to the queue.")
             if not (await move_approval(session, job_id, [ApprovalState.WAITING],
@@ -163,6 +167,7 @@ class ApprovalStore:
                 return False
             if event is not None:
                 session.add(event)
+            await _forget_unsent_mail(session, job_id)
             await session.commit()
         return True
 
@@ -171,6 +176,8 @@ class ApprovalStore:
         """Move only the approval row (operator cancel, sealing before the signature)."""
         async with self.sessions() as session:
             moved = await move_approval(session, job_id, expected, to, ended_at=utcnow())
+            if moved:
+                await _forget_unsent_mail(session, job_id)
             await session.commit()
         return moved
 
@@ -180,3 +187,10 @@ class ApprovalStore:
             return (await session.exec(select(ApprovalDecision).where(
                 ApprovalDecision.job_id == job_id,
                 ApprovalDecision.decision == Decision.REJECTED.value).limit(1))).first()
+
+
+async def _forget_unsent_mail(session: AsyncSession, job_id: str) -> None:
+    """The wait is over: e-mails never sent lose their bodies (each carries a live token)."""
+    await session.exec(update(NotificationOutbox).where(
+        NotificationOutbox.job_id == job_id, NotificationOutbox.sent_at.is_(None))
+        .values(body=None))

@@ -56,6 +56,9 @@ class SignerFolderScanner:
             except SignerUnavailable as exc:
                 report.errors.append(f"{profile.name}: {exc}")
                 log.warning("Signer folder of profile %s not scanned: %s", profile.name, exc)
+            except Exception as exc:  # a broken profile must not stop the scan of the others
+                report.errors.append(f"{profile.name}: {exc!r}")
+                log.exception("Signer folder of profile %s not scanned", profile.name)
         return report
 
     async def _scan_profile(self, profile: SigningProfile, report: ScanReport) -> None:

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("esteira.signer.lacuna")
 CONTENT_TYPES = {SignatureFormat.PADES: "application/pdf", SignatureFormat.XADES: "text/xml"}
 # Signer document statuses whose flow still runs: a retry adopts such a document.
-LIVE_STATUSES = {"Pending", "FlowConcluded"}
+# Concluded too: a retry adopts a document the participant signed after a timeout, and
+# finishes it at once, rather than asking for a second signature.
+LIVE_STATUSES = {"Pending", "FlowConcluded", "Concluded"}
 # How far up a retry chain a new job looks for a live document.
 ANCESTOR_DEPTH = 10
 

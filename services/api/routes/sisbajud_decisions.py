@@ -71,6 +71,13 @@ async def list_human_decisions(request: Request, open: bool | None = None,
     return {"items": [_decision(r) for r in rows]}
 
 
+def _attributed(named: str, request: Request) -> str:
+    """The person named in the body, with the credential that vouched for them."""
+    credential = getattr(request.state, "actor", None) or "api-key"
+    return named if named == credential or named.startswith(f"{credential}:") \
+        else f"{named} (via {credential})"
+
+
 @router.post("/{decision_id}/resolution")
 async def resolve_decision(decision_id: int, body: ResolutionIn,
                            request: Request) -> dict[str, Any]:
@@ -85,7 +92,7 @@ async def resolve_decision(decision_id: int, body: ResolutionIn,
     update = ResolveDecisionInput(
         revision=row.revision, effect=body.effect, reason_code=body.reasonCode,
         executed_amount=body.executedAmount, transaction_id=body.transactionId,
-        actor=body.actor, reason=body.reason)
+        actor=_attributed(body.actor, request), reason=body.reason)
     try:
         client = await request.app.state.context.temporal()
         handle = client.get_workflow_handle(order_workflow_id(row.order_id))

@@ -14,7 +14,8 @@ DEV_SIM_API_KEY = "esteira-dev|lacuna-simulator"
 
 def lacuna_dev_env(settings: Settings) -> dict[str, str]:
     """`ESTEIRA_SIGNER__*` pointing the children at the simulator (unless Signer:Url is set)."""
-    if settings.signer.url:
+    if settings.signer.url or settings.environment != "Development":
+        # Outside Development a missing Signer:Url is a DEGRADED reason, never the simulator.
         return {}
     return {"ESTEIRA_SIGNER__URL": f"http://{settings.host}:{settings.ports.lacuna}",
             "ESTEIRA_SIGNER__API_KEY": DEV_SIM_API_KEY,

@@ -46,7 +46,8 @@ async def test_a_resolution_ends_the_wait_and_sends_the_result_once(api, setting
         resolved = (await api.get("/api/sisbajud/human-decisions?open=false",
                                   headers=AUTH)).json()["items"]
         (row,) = [d for d in resolved if d["orderId"] == order_id]
-        assert (row["resolvedBy"], row["resolutionReason"]) == ("ana.souza",
+        # The body names the person; the trail also says which credential vouched for them.
+        assert (row["resolvedBy"], row["resolutionReason"]) == ("ana.souza (via api-key)",
                                                                 RESOLUTION["reason"])
     finally:
         await world.close()

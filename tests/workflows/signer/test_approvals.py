@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import stat
 import time
 from dataclasses import dataclass
 from datetime import date
@@ -21,7 +22,7 @@ from activities.signer.operator.commands import retry_job
 from services.dev.smtp_sink import SmtpSink
 from shared.contracts.signer import JobStatus, task_queues
 from shared.contracts.signer_approvals import Decision
-from shared.db.signer_approval_models import Cnab240Line
+from shared.db.signer_approval_models import Cnab240Line, NotificationOutbox
 from shared.errors import EsteiraError
 
 TODAY = date(2030, 1, 10)
@@ -280,7 +281,7 @@ async def test_a_staged_copy_changed_during_the_wait_is_not_signed(approvals):
     await approvals.require(quorum=1)
     job_id, _ = await _held(approvals, "contrato.pdf", make_pdf())
     staged = signer.storage.staging_dir(job_id) / "contrato.pdf"
-    assert not os.access(staged, os.W_OK) or os.geteuid() == 0, "held copy is read-only"
+    assert stat.S_IMODE(staged.stat().st_mode) == 0o444, "held copy is read-only"
     os.chmod(staged, 0o644)
     staged.write_bytes(make_pdf(pages=2))
     tokens = await approvals.tokens()
@@ -349,7 +350,15 @@ async def test_an_operator_cancel_moves_the_held_copy_to_error(approvals):
     signer = approvals.signer
     await approvals.require(quorum=2)
     job_id, _ = await _held(approvals, "contrato.pdf", make_pdf())
+    async with signer.sessions() as session:  # an e-mail the SMTP server never took
+        session.add(NotificationOutbox(job_id=job_id, to_address="late@example.com",
+                                       subject="Approval", body="token tkn-live-123"))
+        await session.commit()
     await cancel_job(signer.repository, approvals.client, job_id, reason=None, actor="test")
     await _eventually(lambda: (signer.storage.error / job_id / "contrato.pdf").exists())
     assert (signer.inbox / "contrato.pdf").exists()
     assert (await approvals.signer.repository.get(job_id)).status == "Canceled"
+    async with signer.sessions() as session:
+        bodies = (await session.exec(select(NotificationOutbox.body).where(
+            NotificationOutbox.job_id == job_id))).all()
+    assert bodies and all(body is None for body in bodies), "no live token stays in the outbox"
