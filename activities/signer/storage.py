@@ -90,10 +90,12 @@ class StorageTree:
             # link() fails if the name exists: the no-overwrite rule is atomic.
             os.link(artifact, final)
         except FileExistsError:
-            raise StorageError(
-                SignerErrorCode.OUTPUT_EXISTS,
-                f"Output already exists at {final}; resolve manually before re-queueing.",
-            ) from None
+            if not _same_content(artifact, final):
+                raise StorageError(
+                    SignerErrorCode.OUTPUT_EXISTS,
+                    f"Output already exists at {final}; resolve manually before re-queueing.",
+                ) from None
+            # This job's own earlier attempt put it there and died before recording it.
         artifact.unlink()
         _fsync_dir(self.output)
         return final
@@ -219,3 +221,12 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _same_content(first: Path, second: Path) -> bool:
+    """The same file (a hard link) or the same bytes; read only when the sizes agree."""
+    if os.path.samefile(first, second):
+        return True
+    if first.stat().st_size != second.stat().st_size:
+        return False
+    return fingerprint_of(first).sha256 == fingerprint_of(second).sha256
