@@ -5,21 +5,23 @@ ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 # --- build: install the project and its dependencies into a relocatable virtualenv ---------
 FROM ${PYTHON_IMAGE} AS build
+# The package index pip uses, when the build host names one (pip's own default otherwise).
+ARG PIP_INDEX_URL
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
-RUN python -m venv /opt/esteira
+# `python3`: the official image and Debian's own python (scripts/base-image.sh) both have it.
+RUN python3 -m venv /opt/esteira
 WORKDIR /src
-# Dependencies first, so a code change doesn't reinstall them.
+# Pinned, hash-checked dependencies first (requirements.lock, `make lock`), so a code change
+# doesn't reinstall them and two builds install the same programs.
+COPY requirements.lock ./
+RUN /opt/esteira/bin/pip install --require-hashes -r requirements.lock
 COPY pyproject.toml README.md ./
-RUN mkdir -p shared services workflows activities \
-    && touch shared/__init__.py services/__init__.py workflows/__init__.py \
-             activities/__init__.py \
-    && /opt/esteira/bin/pip install . \
-    && /opt/esteira/bin/pip uninstall -y esteira
 COPY shared ./shared
 COPY services ./services
 COPY workflows ./workflows
 COPY activities ./activities
 RUN /opt/esteira/bin/pip install --no-deps . \
+    && /opt/esteira/bin/pip check \
     && /opt/esteira/bin/esteira --help >/dev/null
 
 # --- runtime: the virtualenv, a non-root user, nothing else ---------------------------------

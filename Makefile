@@ -4,7 +4,11 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint proto system-deps clean
+.PHONY: run test lint lock proto system-deps clean
+
+# The one command that writes both lock files; tests/deploy/test_lock.py checks their headers.
+UV_COMPILE := $(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 \
+	--generate-hashes
 
 run: $(STAMP)
 	$(BIN)/esteira dev
@@ -18,14 +22,22 @@ lint: $(STAMP)
 proto: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" bash scripts/gen_proto.sh
 
+# Re-resolve after editing pyproject.toml; the current pins are kept where they still fit.
+# `make lock UV_ARGS=--upgrade` moves everything to the newest versions.
+lock: $(STAMP)
+	$(UV_COMPILE) $(UV_ARGS) -o requirements.lock
+	$(UV_COMPILE) $(UV_ARGS) --extra dev -c requirements.lock -o requirements-dev.lock
+
 system-deps:
 	bash scripts/install-system-deps.sh
 
-$(STAMP): pyproject.toml
+# Installs the pinned, hashed dependencies, then the project itself without resolving again.
+$(STAMP): pyproject.toml requirements-dev.lock
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 		{ echo "Python >= 3.11 is required (found $$($(PYTHON) --version))"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
 clean:

@@ -204,6 +204,7 @@ async def bench_timers(args) -> None:
     from temporalio.worker import Worker
 
     from services.dev.temporal_server import find_temporal_cli
+    from services.search_attributes import dev_server_flags
     from workflows.pickup import WORKFLOWS
 
     lateness: list[float] = []
@@ -219,7 +220,8 @@ async def bench_timers(args) -> None:
     async with await WorkflowEnvironment.start_local(
             dev_server_existing_path=find_temporal_cli(), dev_server_log_level="error",
             data_converter=pydantic_data_converter, dev_server_extra_args=[
-                "--dynamic-config-value", 'history.timerProcessorMaxTimeShift="10ms"']) as env:
+                "--dynamic-config-value", 'history.timerProcessorMaxTimeShift="10ms"',
+                *dev_server_flags()]) as env:
         queue = f"bench-{uuid.uuid4()}"
         before = rss_mb()
         async with Worker(env.client, task_queue=queue, workflows=WORKFLOWS, activities=[fire],

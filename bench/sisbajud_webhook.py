@@ -1,8 +1,12 @@
 """SISBAJUD executor: signed notices per second (durably recorded) beside an HMAC-only baseline,
 and orders executed end to end per second, with the processes `esteira dev` runs.
 
+Orders/s is printed beside a baseline on the same Temporal server (bench/sisbajud_baseline.py:
+no-op workflows shaped like a real order's history), with CPU ms per order of each process and
+when each stage saw its first and last order.
+
 Usage: .venv/bin/python bench/sisbajud_webhook.py [--notices 1000] [--concurrency 8]
-       [--orders 100] [--json out.json]
+       [--orders 100] [--tick-every 1.0] [--skip-gateway] [--profile tmp/prof] [--json out.json]
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import json
 import os
 import platform
 import secrets
+import signal
 import statistics
 import subprocess
 import sys
@@ -37,6 +42,7 @@ from tests.support.ports import free_ports  # noqa: E402
 
 ESTEIRA = [sys.executable, "-m", "services.cli"]
 INSTITUTION = "SIMBANK"
+FINAL_STATES = ("RESOLVED", "INDETERMINATE")
 DOCUMENT = "98765432100"
 
 
@@ -81,6 +87,14 @@ def _env(data_dir: Path, ports: dict[str, int], secret: str, **extra: str) -> di
                 "ESTEIRA_SISBAJUD__HUB_WEBHOOK_SECRETS": json.dumps([secret]), **extra})
     env.update({f"ESTEIRA_PORTS__{k.upper()}": str(v) for k, v in ports.items()})
     return env
+
+
+def _migrate_store(env: dict[str, str], cwd: Path) -> None:
+    """`esteira migrate`'s store half (its search-attribute half needs a Temporal up)."""
+    subprocess.run([sys.executable, "-c", "import asyncio; from services.bootstrap import "
+                    "bootstrap; from shared.settings import Settings; "
+                    "asyncio.run(bootstrap(Settings()))"],
+                   env=env, cwd=cwd, check=True, capture_output=True)
 
 
 def _wait_http(url: str, timeout: float = 60.0) -> None:
@@ -130,7 +144,7 @@ def bench_gateway(args, secret: str, work: Path) -> dict:
     data.mkdir()
     ports = dict(zip(("webhook", "api", "mensageria"), free_ports(3), strict=True))
     env = _env(data / "data", ports, secret)
-    subprocess.run([*ESTEIRA, "migrate"], env=env, cwd=data, check=True, capture_output=True)
+    _migrate_store(env, data)
     with Processes() as procs:
         procs.start("webhook", [*ESTEIRA, "webhook"], env, data)
         procs.start("mensageria", [*ESTEIRA, "simulator", "mensageria", "--no-demo"], env, data)
@@ -170,17 +184,19 @@ def bench_orders(args, secret: str, work: Path) -> dict:
     names = ("webhook", "midaz", "mensageria", "temporal", "temporal_ui", "api")
     ports = dict(zip(names, free_ports(len(names)), strict=True))
     env = _env(data / "data", ports, secret)
-    subprocess.run([*ESTEIRA, "migrate"], env=env, cwd=data, check=True, capture_output=True)
+    _migrate_store(env, data)
     from services.dev.temporal_server import dev_server_args
     from shared.settings import Settings
 
     settings = Settings(data_dir=data / "data", ports={**ports, "grpc": free_ports(1)[0]})
     with Processes() as procs:
-        procs.start("temporal", dev_server_args(settings), env, data)
-        procs.start("midaz", [*ESTEIRA, "simulator", "midaz", "--no-demo"], env, data)
-        procs.start("mensageria", [*ESTEIRA, "simulator", "mensageria", "--no-demo"], env, data)
-        procs.start("webhook", [*ESTEIRA, "webhook"], env, data)
-        procs.start("worker", [*ESTEIRA, "worker", "--domains", "sisbajud"], env, data)
+        temporal = procs.start("temporal", dev_server_args(settings), env, data)
+        midaz_sim = procs.start("midaz", [*ESTEIRA, "simulator", "midaz", "--no-demo"], env,
+                                data)
+        mensageria_sim = procs.start(
+            "mensageria", [*ESTEIRA, "simulator", "mensageria", "--no-demo"], env, data)
+        webhook = procs.start("webhook", [*ESTEIRA, "webhook"], env, data)
+        worker = procs.start("worker", [*ESTEIRA, "worker", "--domains", "sisbajud"], env, data)
         midaz = f"http://127.0.0.1:{ports['midaz']}"
         mensageria = f"http://127.0.0.1:{ports['mensageria']}"
         for url in (midaz + "/_sim/config", mensageria + "/_sim/orders",
@@ -197,7 +213,109 @@ def bench_orders(args, secret: str, work: Path) -> dict:
         httpx.post(f"{mensageria}/_sim/orders", json=[
             {"orderId": o, "revision": 1, "operation": "BLOQUEIO", "institutionId": INSTITUTION,
              "subject": {"document": DOCUMENT}, "amount": "1.00"} for o in order_ids])
-        return asyncio.run(_orders_end_to_end(args, secret, settings, ports, order_ids))
+        baseline_queue = f"bench-baseline-{uuid.uuid4()}"
+        baseline = procs.start("baseline-worker", [
+            sys.executable, str(REPO / "bench" / "sisbajud_baseline.py"), "--serve",
+            settings.temporal_address, baseline_queue,
+            *(["--sandboxed"] if args.baseline_sandboxed else [])], env, data)
+        profiler = Profiler(args.profile, procs, data)
+        profiler.attach("worker", worker.pid)
+        profiler.attach("webhook", webhook.pid)
+        pipeline = {"temporal": temporal, "worker": worker, "webhook": webhook,
+                    "midaz": midaz_sim, "mensageria": mensageria_sim}
+        before = _cpu(pipeline)
+        result = asyncio.run(_orders_end_to_end(args, secret, settings, ports, order_ids))
+        result["cpu"] = _cpu(pipeline, before)
+        result["timeline"] = _timeline(settings)
+        profiler.stop()
+        profiler.attach("baseline-worker", baseline.pid)
+        floor = {"temporal": temporal, "worker": baseline}
+        before = _cpu(floor)
+        result["baseline"] = asyncio.run(_baseline(args, settings, baseline_queue, order_ids))
+        result["baseline"]["cpu"] = _cpu(floor, before)
+        profiler.stop()
+        return result
+
+
+# (stage, table, column) read back from the store: when each stage saw the first and the
+# last order, so a stage that holds the others up shows as a long span.
+TIMELINE = (("notice recorded", "sisbajud_notices", "received_at"),
+            ("notice handed to its order", "sisbajud_notices", "ingested_at"),
+            ("order begun", "sisbajud_orders", "created_at"),
+            ("ledger write registered", "sisbajud_writes", "created_at"),
+            ("result queued", "sisbajud_outbox", "created_at"),
+            ("result sent", "sisbajud_outbox", "sent_at"))
+
+
+def _timeline(settings) -> list[tuple[str, float, float]]:
+    """(stage, first, last) in seconds after the first notice was recorded."""
+    import sqlite3
+    from datetime import datetime
+
+    path = settings.sqlalchemy_url.split("///", 1)[1]
+    with sqlite3.connect(path) as db:
+        spans = [(name, *db.execute(f"SELECT min({column}), max({column}) FROM {table}")
+                  .fetchone()) for name, table, column in TIMELINE]
+    origin = datetime.fromisoformat(spans[0][1])
+    return [(name, (datetime.fromisoformat(first) - origin).total_seconds(),
+             (datetime.fromisoformat(last) - origin).total_seconds())
+            for name, first, last in spans if first and last]
+
+
+def _cpu(processes: dict[str, subprocess.Popen],
+         since: dict[str, float] | None = None) -> dict[str, float]:
+    """CPU seconds (user + system) of each process and its children, minus `since`."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def seconds(pid: int) -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total = sum(int(f) for f in fields[11:13]) / tick
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            total += seconds(int(child))
+        return total
+
+    now = {name: seconds(p.pid) for name, p in processes.items()}
+    return {name: value - (since or {}).get(name, 0.0) for name, value in now.items()}
+
+
+class Profiler:
+    """py-spy flame graphs of child processes while a phase runs (`--profile DIR`)."""
+
+    def __init__(self, out: Path | None, procs: Processes, log_dir: Path) -> None:
+        self._out, self._procs, self._log_dir = out, procs, log_dir
+        self._running: list[subprocess.Popen] = []
+
+    def attach(self, name: str, pid: int) -> None:
+        """Sample `pid` until `stop` (a no-op without `--profile`)."""
+        if self._out is None:
+            return
+        self._out.mkdir(parents=True, exist_ok=True)
+        self._running.append(subprocess.Popen(
+            [str(Path(sys.executable).with_name("py-spy")), "record", "--pid", str(pid),
+             "--rate", "50", "--nonblocking", "--output", str(self._out / f"{name}.svg")],
+            stdout=subprocess.DEVNULL, stderr=(self._log_dir / f"py-spy-{name}.log").open("w")))
+
+    def stop(self) -> None:
+        """SIGINT: py-spy writes its flame graph and exits."""
+        for process in self._running:
+            process.send_signal(signal.SIGINT)
+        for process in self._running:
+            process.wait(60)
+        self._running.clear()
+
+
+async def _baseline(args, settings, task_queue: str, order_ids: list[str]) -> dict:
+    """The no-op workflow shaped like the first order's history, as many, on this server."""
+    from shared.contracts.sisbajud import order_workflow_id
+    from shared.temporal import connect
+
+    sys.path.insert(0, str(REPO / "bench"))
+    from sisbajud_baseline import run_baseline, shape_of
+
+    client = await connect(settings)
+    shape = await shape_of(client, order_workflow_id(order_ids[0]))
+    result = await run_baseline(client, task_queue, shape, len(order_ids), args.concurrency)
+    return {**result, "steps": shape.steps, "signals": shape.signals, "events": shape.other}
 
 
 async def _orders_end_to_end(args, secret, settings, ports, order_ids) -> dict:
@@ -219,17 +337,24 @@ async def _orders_end_to_end(args, secret, settings, ports, order_ids) -> dict:
     url = f"http://127.0.0.1:{ports['webhook']}{WEBHOOK_PATH}"
     started = time.perf_counter()
     sent = await _blast(url, secret, len(order_ids), args.concurrency, order_ids)
-    delivered = 0
+    blasted = time.perf_counter() - started
+    delivered, progress = 0, {}
     async with httpx.AsyncClient(timeout=10) as http:
         while delivered < len(order_ids) and time.perf_counter() - started < args.max_wait:
             # Ticks every second instead of the default 30 s: the pipeline, not the wait.
             await schedule.trigger(overlap=ScheduleOverlapPolicy.SKIP)
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(args.tick_every)
             body = (await http.get(f"http://127.0.0.1:{ports['mensageria']}/_sim/results")).json()
-            delivered = len(body["results"])
+            # Progress states (ACCEPTED, EXECUTING, …) are results too: count settled orders.
+            delivered = len({r["orderId"] for r in body["results"]
+                             if r["body"].get("executionState") in FINAL_STATES})
+            for share in (0.1, 0.5, 0.9, 1.0):
+                if delivered >= share * len(order_ids):
+                    progress.setdefault(f"{share:.0%}", round(time.perf_counter() - started, 1))
     elapsed = time.perf_counter() - started
     return {"orders": len(order_ids), "delivered": delivered, "seconds": elapsed,
-            "per_s": delivered / elapsed, "notices": sent["statuses"]}
+            "per_s": delivered / elapsed, "notices": sent["statuses"],
+            "results": len(body["results"]), "blast_s": blasted, "progress_s": progress}
 
 
 def main() -> None:
@@ -237,7 +362,17 @@ def main() -> None:
     parser.add_argument("--notices", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--orders", type=int, default=100)
-    parser.add_argument("--max-wait", type=float, default=60.0)
+    parser.add_argument("--max-wait", type=float, default=120.0)
+    parser.add_argument("--tick-every", type=float, default=1.0,
+                        help="seconds between tick triggers while orders run")
+    parser.add_argument("--profile", type=Path,
+                        help="write py-spy flame graphs of the worker, the gateway and the "
+                             "baseline's worker here (needs py-spy in the venv)")
+    parser.add_argument("--baseline-sandboxed", action="store_true",
+                        help="run the baseline's workflows in the sandbox (the sisbajud "
+                             "worker runs them unsandboxed)")
+    parser.add_argument("--skip-gateway", action="store_true",
+                        help="only the orders end to end and their baseline")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--serve-baseline", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--secret", help=argparse.SUPPRESS)
@@ -250,17 +385,33 @@ def main() -> None:
         return
     secret = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
     with tempfile.TemporaryDirectory(prefix="esteira-bench-") as tmp:
-        gateway = bench_gateway(args, secret, Path(tmp))
+        gateway = {} if args.skip_gateway else bench_gateway(args, secret, Path(tmp))
         orders = bench_orders(args, secret, Path(tmp))
-    print(f"python {platform.python_version()}, {os.cpu_count()} cpu, "
-          f"{args.notices} notices at concurrency {args.concurrency}")
+    load = os.getloadavg()
+    print(f"python {platform.python_version()}, {os.cpu_count()} cpu, load {load[0]:.2f} "
+          f"{load[1]:.2f} {load[2]:.2f}, {args.notices} notices at concurrency "
+          f"{args.concurrency}")
     print(f"{'endpoint':<26}{'notices/s':>10}{'p50 ms':>9}{'p99 ms':>9}  statuses")
     for name, row in gateway.items():
         print(f"{name:<26}{row['per_s']:>10.0f}{row['p50_ms']:>9.1f}{row['p99_ms']:>9.1f}  "
               f"{row['statuses']}")
     print(f"orders end to end: {orders['delivered']}/{orders['orders']} results in "
           f"{orders['seconds']:.1f}s = {orders['per_s']:.1f} orders/s "
-          f"(notice -> tick -> fetch -> block -> outbox -> Mensageria)")
+          f"(notice -> tick -> fetch -> block -> outbox -> Mensageria; "
+          f"{orders['results']} results)")
+    print(f"notices sent in {orders['blast_s']:.1f}s; settled orders by time: "
+          f"{orders['progress_s']}")
+    for name, first, last in orders["timeline"]:
+        print(f"  {name:<28} from {first:6.1f}s to {last:6.1f}s")
+    base = orders["baseline"]
+    print(f"baseline: {base['orders']} no-op workflows in {base['seconds']:.1f}s = "
+          f"{base['per_s']:.1f}/s ({base['steps'].count('a')} activities, "
+          f"{base['steps'].count('l')} local activities, {base['signals']} signal each)")
+    print(f"orders/s / baseline = {orders['per_s'] / base['per_s']:.2f}")
+    for name, row in (("orders", orders), ("baseline", base)):
+        per_order = {k: f"{1000 * v / row['orders']:.0f}" for k, v in row["cpu"].items()}
+        print(f"CPU ms per order, {name}: {per_order}")
+    print(f"one order's history: {base['events']}")
     if args.json:
         args.json.write_text(json.dumps({"gateway": gateway, "orders": orders}, indent=2))
 

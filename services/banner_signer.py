@@ -1,33 +1,42 @@
-"""The signer's part of the startup banner: certificate source, encryption, profiles panel."""
+"""The signer's part of the startup banner: certificate source, encryption, readiness, profiles."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
+from temporalio.client import Client
 
 from activities.signer.encryption import salt_path
-from activities.signer.health import check_profile
-from activities.signer.lacuna.health import method_health
+from activities.signer.health_reporter import recorded_health
+from services.api.signer_probes import NO_PROFILE
 from services.banner import render
+from services.worker.readiness import worker_probes
 from shared.db.signer_models import SigningProfile
+from shared.readiness import evaluate
 from shared.settings import Settings
+from shared.temporal import connect
 
 log = logging.getLogger("esteira.banner")
+CONNECT_TIMEOUT_SECONDS = 5.0
 
 
 async def signer_rows_and_panel(settings: Settings, sessions: async_sessionmaker[AsyncSession]
                                 ) -> tuple[list[tuple[str, str]], str]:
-    """Rows for the ready banner and the "Signing profiles" panel (WARN/FAIL lines logged)."""
+    """Rows for the ready banner and the "Signing profiles" panel (WARN/FAIL lines logged).
+
+    Profiles show what a worker found when it opened their keys: nothing is opened here.
+    """
     async with sessions() as session:
         profiles = (await session.exec(select(SigningProfile).order_by(SigningProfile.name))).all()
     panel_rows: list[tuple[str, str]] = []
     sources = []
     for profile in profiles:
-        health = await method_health(await check_profile(profile), profile, settings)
-        state = "ok" if health.ok else "DEGRADED ·"
+        ok, detail = await recorded_health(profile, sessions)
+        state = "ok" if ok else "DEGRADED ·"
         folder = profile.input_folder or "none (uploads only)"
         flags = [f"format={profile.format}", f"folder={folder}",
                  f"verify={'on' if profile.verify else 'OFF'}",
@@ -35,19 +44,43 @@ async def signer_rows_and_panel(settings: Settings, sessions: async_sessionmaker
                  f"encrypt={'on' if profile.encrypt else 'off'}",
                  "enabled" if profile.enabled else "DISABLED"]
         panel_rows.append((profile.name, f"{state} {' '.join(flags)}"))
-        if not health.ok:
-            log.critical("FAIL signing profile %s: %s", profile.name, health.detail)
+        if profile.enabled and not ok:
+            log.critical("FAIL signing profile %s: %s", profile.name, detail)
         if not profile.verify:
             log.warning("WARN signing profile %s has Verify=false: outputs are not verified",
                         profile.name)
         if not profile.validate_certificate:
             log.warning("WARN signing profile %s has ValidateCertificate=false", profile.name)
         dev = " [DEV certificate, NOT FOR PRODUCTION]" if profile.is_dev else ""
-        sources.append(f"{profile.name}: {health.detail}{dev}")
+        sources.append(f"{profile.name}: {detail}{dev}")
     encryption = ("enabled (BSENC v1, salt loaded)" if settings.signing.encryption_passphrase
                   and salt_path(settings).exists() else
                   "enabled (BSENC v1, salt created on first use)"
                   if settings.signing.encryption_passphrase else "disabled")
+    signing = ("ready" if any(p.enabled for p in profiles) else
+               f"NOT READY ({NO_PROFILE}): no signing profile configured; nothing is signed")
     rows = [("cert source", "; ".join(sources) or "none (no signing profiles)"),
-            ("encryption", encryption)]
+            ("encryption", encryption), ("signing", signing),
+            ("workers", await workers_row(settings, sessions))]
     return rows, render("Signing profiles", panel_rows or [("(none)", "")])
+
+
+async def workers_row(settings: Settings, sessions: async_sessionmaker[AsyncSession]) -> str:
+    """The readiness of the workers, as /api/ready judges it, with the failing lines named."""
+    if not settings.readiness.worker_domains:
+        return "not required (Readiness:WorkerDomains is empty)"
+    client: Client | None = None
+    lock = asyncio.Lock()
+
+    async def temporal() -> Client:
+        nonlocal client
+        async with lock:
+            if client is None:
+                client = await asyncio.wait_for(connect(settings), CONNECT_TIMEOUT_SECONDS)
+        return client
+
+    verdict = await evaluate(worker_probes(settings, sessions, temporal))
+    failing = [c for c in verdict.checks if not c.ok]
+    if not failing:
+        return f"ready: {', '.join(settings.readiness.worker_domains)} polled"
+    return "NOT READY: " + "; ".join(f"{c.name} ({c.detail})" for c in failing)

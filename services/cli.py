@@ -34,10 +34,11 @@ def _dev(settings: Settings, args: argparse.Namespace) -> int:
 
 def _migrate(settings: Settings, args: argparse.Namespace) -> int:
     from services.bootstrap import bootstrap
+    from services.search_attributes import register_and_exit
 
     configure_logging(settings, process="migrate")
     asyncio.run(bootstrap(settings))
-    return 0
+    register_and_exit(settings)
 
 
 def _worker(settings: Settings, args: argparse.Namespace) -> int:
@@ -111,7 +112,8 @@ def _status(settings: Settings, args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, tuple[str, Callable[[Settings, argparse.Namespace], int]]] = {
     "dev": ("run everything on this machine (Temporal, workers, APIs, simulators)", _dev),
-    "migrate": ("apply migrations, seed signing profiles, create storage folders", _migrate),
+    "migrate": ("apply migrations, seed signing profiles, create storage folders, register "
+                "Temporal search attributes", _migrate),
     "worker": ("run Temporal workers for some domains", _worker),
     "api": ("run the REST API", _api),
     "grpc": ("run the gRPC server", _grpc),
@@ -149,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CONFIG
     try:
         return COMMANDS[args.command][1](settings, args)
-    except MissingApiKeyError as exc:
+    except (MissingApiKeyError, ConfigurationError) as exc:
         log.critical("%s", exc)
         return EXIT_CONFIG
     except KeyboardInterrupt:

@@ -60,10 +60,29 @@ def _hub(settings: Settings, args: argparse.Namespace) -> int:
         log.critical("%s", exc)
         return EXIT_CONFIG
     url = args.url or f"http://{settings.host}:{settings.ports.webhook}{WEBHOOK_PATH}"
+    if args.until_delivered:
+        return asyncio.run(_until_delivered(url, secrets, args))
     response = send_notice(url, secrets, args.order_id, args.revision, msg_id=args.msg_id,
                            skew_s=args.skew_s)
     print(response.status_code, response.text)
     return 0 if response.is_success else 1
+
+
+async def _until_delivered(url: str, secrets: list[str], args: argparse.Namespace) -> int:
+    import httpx
+
+    from services.simulators.hub.redelivery import RETRY_SCHEDULE, Attempt, deliver
+
+    def report(number: int, attempt: Attempt) -> None:
+        print(f"attempt {number}/{len(RETRY_SCHEDULE)}:", attempt.status or "no answer",
+              attempt.detail, flush=True)
+
+    async with httpx.AsyncClient(timeout=args.timeout_s) as client:
+        delivery = await deliver(url, secrets, args.order_id, args.revision, client=client,
+                                 msg_id=args.msg_id, skew_s=args.skew_s,
+                                 scale=args.retry_scale, on_attempt=report)
+    print("delivered" if delivery.delivered else "given up", delivery.msg_id)
+    return 0 if delivery.delivered else 1
 
 
 def add_arguments(name: str, sub: argparse.ArgumentParser) -> None:
@@ -81,6 +100,13 @@ def add_arguments(name: str, sub: argparse.ArgumentParser) -> None:
                          help="whsec_… (repeatable; default: the configured or generated one)")
         sub.add_argument("--msg-id", help="webhook-id (stable across retries)")
         sub.add_argument("--skew-s", type=int, default=0, help="shift webhook-timestamp")
+        sub.add_argument("--until-delivered", action="store_true",
+                         help="retry 5xx/429/timeouts on the Standard Webhooks schedule "
+                              "(now, 5s, 5m, 30m, 2h, 5h, 10h, 10h) with the same webhook-id")
+        sub.add_argument("--retry-scale", type=float, default=1.0,
+                         help="multiply the retry delays (e.g. 0.01 turns 5m into 3s)")
+        sub.add_argument("--timeout-s", type=float, default=15.0,
+                         help="per-attempt timeout; no answer in time is retried")
 
 
 COMMANDS: dict[str, tuple[str, Callable[[Settings, argparse.Namespace], int]]] = {

@@ -13,11 +13,13 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
-from services.worker.domains import TASK_QUEUES
+from services.worker.domains import polled_queues
+from services.worker.readiness import worker_probes
 from shared.db.engine import create_engine, describe_store, session_factory
 from shared.db.models import Instance, as_utc, utcnow
 from shared.db.pipeline import read_pipeline_state
 from shared.db.signer_models import Job
+from shared.readiness import evaluate
 from shared.settings import Settings
 from shared.temporal import connect
 from shared.version import full_version
@@ -89,10 +91,29 @@ async def _temporal_lines(settings: Settings, out: list[str]) -> bool:
         return False
     out.append(f"Temporal      {settings.temporal_address} namespace {settings.temporal.namespace}")
     out.append("Task queues   queue                      backlog  pollers")
-    for queue in (q for queues in TASK_QUEUES.values() for q in queues):
-        backlog, pollers = await _queue_stats(client, queue)
-        out.append(f"              {queue:<26} {backlog:<8} {pollers}")
-    return True
+    for queue in polled_queues(settings):
+        backlog, pollers = await _queue_stats(client, queue.name)
+        out.append(f"              {queue.name:<26} {backlog:<8} {pollers}")
+    return await _worker_lines(settings, client, out)
+
+
+async def _worker_lines(settings: Settings, client: Client, out: list[str]) -> bool:
+    """The gating worker checks of /api/ready, judged here too (the API may be down)."""
+    engine = create_engine(settings.sqlalchemy_url)
+
+    async def temporal() -> Client:
+        return client
+
+    try:
+        verdict = await evaluate(worker_probes(settings, session_factory(engine), temporal))
+    finally:
+        await engine.dispose()
+    for check in verdict.checks:
+        if not check.ok:
+            out.append(f"Workers       FAILING {check.name}: {check.detail}")
+    if verdict.checks and verdict.ready:
+        out.append(f"Workers       ready ({', '.join(settings.readiness.worker_domains)})")
+    return verdict.ready
 
 
 async def _queue_stats(client: Client, task_queue: str) -> tuple[int, int]:

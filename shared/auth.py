@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import hmac
-import os
 import secrets
 from pathlib import Path
 
+from shared.private_files import write_private
 from shared.settings import Settings
 
 API_KEY_HEADER = "X-API-Key"
@@ -35,10 +35,7 @@ def ensure_generated_api_key(path: Path) -> bool:
     if path.is_file() and path.read_text().strip():
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(secrets.token_urlsafe(32) + "\n")
-    os.chmod(path, 0o600)
+    write_private(path, (secrets.token_urlsafe(32) + "\n").encode())
     return True
 
 

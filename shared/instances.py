@@ -15,7 +15,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from shared.db.models import Instance, utcnow
 from shared.version import full_version
 
-HEARTBEAT_SECONDS = 15.0
+# Short, because readiness takes a worker silent for Readiness:PollerStaleSeconds (15 s)
+# for dead although Temporal keeps listing its pollers for about a minute.
+HEARTBEAT_SECONDS = 5.0
 log = logging.getLogger("esteira.instances")
 
 

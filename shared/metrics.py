@@ -29,6 +29,10 @@ from temporalio.runtime import (
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 _BRIDGE_INTERVAL_SECONDS = 2.0
+# Set by the API at scrape time from Temporal's poller lists (0 when nobody polls).
+TASK_QUEUE_POLLERS = Gauge("esteira_task_queue_pollers",
+                           "Live pollers Temporal reports for each of the project's task queues",
+                           ["task_queue"], multiprocess_mode="mostrecent")
 # prometheus_client registers each name once per process, whichever runtime reports it.
 _BRIDGED: dict[str, tuple[object, tuple[str, ...]]] = {}
 

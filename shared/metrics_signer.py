@@ -21,8 +21,15 @@ IN_FLIGHT = Gauge(
 QUEUE_DEPTH = Gauge(
     "bulksigner_queue_depth", "Jobs waiting, by state (read from the store at scrape time)",
     ["status"], multiprocess_mode="mostrecent")
+# Workers set it as they see the pause row and the API again at every scrape: the most
+# recent reading is the row's state ("max" would keep a dead process's stale 1).
 PIPELINE_PAUSED = Gauge(
-    "bulksigner_pipeline_paused", "1 while the pipeline is paused", multiprocess_mode="max")
+    "bulksigner_pipeline_paused", "1 while the pipeline is paused",
+    multiprocess_mode="mostrecent")
 FOLDER_STATUS = Gauge(
     "bulksigner_input_folder_status", "1 for each input folder's current watcher status",
     ["folder", "status"], multiprocess_mode="mostrecent")
+PROFILE_DEGRADED = Gauge(
+    "bulksigner_profile_degraded",
+    "1 while an enabled signing profile is DEGRADED, else 0 (set by the API at scrape time)",
+    ["profile"], multiprocess_mode="mostrecent")

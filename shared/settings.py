@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -75,6 +76,17 @@ class SigningSettings(BaseModel):
     default_profile: str = "default"
     # BSENC v1 passphrase for profiles that encrypt; the salt lives in data/keys/.
     encryption_passphrase: SecretStr | None = None
+    # The only PKCS#11 modules a profile may name (absolute paths): code to load comes from
+    # deployment configuration, never from an API request.
+    pkcs11_modules: list[str] = Field(default_factory=list)
+
+    @field_validator("pkcs11_modules")
+    @classmethod
+    def _absolute(cls, modules: list[str]) -> list[str]:
+        relative = [m for m in modules if not Path(m).is_absolute()]
+        if relative:
+            raise ValueError(f"must be absolute paths: {', '.join(relative)}")
+        return modules
 
 
 class SignerSettings(BaseModel):
@@ -188,6 +200,35 @@ class PickupSettings(BaseModel):
 # Ids of the ledger the Midaz simulator bootstraps for `esteira dev` (its default institution).
 DEV_MIDAZ_ORGANIZATION_ID = "0190a000-0000-7000-8000-00000000e5e1"
 DEV_MIDAZ_LEDGER_ID = "0190a000-0000-7000-8000-00000000e5e2"
+# The OAuth client the `esteira dev` simulators register and the executor uses there when no
+# client credentials are configured (Development only; `check_credentials` refuses elsewhere).
+DEV_M2M_CLIENT_ID = "esteira-dev"
+DEV_M2M_CLIENT_SECRET = "esteira-dev-client-secret"
+DEV_M2M_SUBJECT = "esteira-executor"
+# The seed's environment names, read beside `ESTEIRA_SISBAJUD__*` (which wins): setting <- name.
+SEED_SISBAJUD_ENV = {
+    "tick_every_seconds": "EXECUTOR_TICK_EVERY",
+    "heartbeat_every_seconds": "EXECUTOR_HEARTBEAT_EVERY",
+    "human_decision_after_beats": "EXECUTOR_HUMAN_DECISION_AFTER_BEATS",
+    "response_deadline_margin_seconds": "RESPONSE_DEADLINE_MARGIN",
+    "orphan_reconcile_window_seconds": "EXECUTOR_ORPHAN_RECONCILE_WINDOW",
+    "hub_webhook_max_skew_seconds": "EXECUTOR_HUB_WEBHOOK_MAX_SKEW_SEC",
+    "m2m_subject": "EXECUTOR_M2M_SUBJECT",
+    "systemplane_enabled": "SYSTEMPLANE_ENABLED",
+}
+# Go-style durations as the seed writes them (`30s`, `48h`, `1h30m`); a bare number is seconds.
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_DURATION_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def seconds_of(text: str) -> float:
+    """`30s` -> 30.0, `1h30m` -> 5400.0, `45` -> 45.0 (ValueError for anything else)."""
+    text = text.strip()
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        return float(text)
+    if not text or _DURATION_PART.sub("", text):
+        raise ValueError(f"not a duration: {text!r}")
+    return sum(float(n) * _DURATION_UNIT[unit] for n, unit in _DURATION_PART.findall(text))
 
 
 class InstitutionSettings(BaseModel):
@@ -196,11 +237,22 @@ class InstitutionSettings(BaseModel):
     id: str = Field(min_length=1, max_length=100)
     # None: the Midaz simulator of `esteira dev` (http://<host>:<ports.midaz>).
     base_url: str | None = None
-    token: SecretStr | None = None
+    # OAuth 2.0 client credentials for this Midaz; the token endpoint defaults to
+    # `{base_url}/oauth/token`. None in Development: the simulator's dev client.
+    token_url: str | None = None
+    client_id: str | None = None
+    client_secret: SecretStr | None = None
     organization_id: str
     ledger_id: str
     crm_mode: str = Field(default="embedded", pattern="^(legacy|embedded)$")
     crm_base_url: str | None = None
+    # Embedded CRM route: the seed's `/v2/organizations/{org}/instruments`; Midaz 4 serves `/v1`.
+    crm_embedded_version: Literal["v1", "v2"] = "v2"
+    # Block account lookup: the seed's `accounts?alias=` (a prefix match, filtered to the exact
+    # alias here) or Midaz's exact route `accounts/alias/{alias}`.
+    alias_lookup: Literal["query", "exact"] = "query"
+    # Ledger `metadata` key under which Midaz reports the institution's owner (an M2M subject).
+    owner_metadata_key: str = Field(default="sisbajudOwner", min_length=1)
     asset_code: str = "BRL"
     # Midaz has no salary flag: CRM `bankingDetails.type` values that mean "conta salário".
     salary_account_types: list[str] = Field(default_factory=lambda: ["SLRY"])
@@ -221,15 +273,27 @@ class SisbajudSettings(BaseModel):
     continue_as_new_after_events: int = Field(default=5_000, ge=10, le=40_000)
     response_deadline_margin_seconds: float = Field(default=3600.0, ge=0)
     orphan_reconcile_window_seconds: float = Field(default=48 * 3600.0, gt=0)
+    # Each tick reads the block accounts written since its last cursor (and this much before
+    # it: writes committed while that tick ran) plus the next this-many of all block accounts,
+    # a sweep that reads each one over the window once every N / per_tick ticks.
+    orphan_scan_overlap_seconds: float = Field(default=60.0, ge=0)
+    orphan_sweep_accounts_per_tick: int = Field(default=50, ge=1)
     hub_webhook_max_skew_seconds: int = Field(default=300, ge=0)
     # Standard Webhooks secrets (`whsec_…`), several during a rotation; `esteira dev`
     # generates one into data/hub-webhook-secret when none is set.
     hub_webhook_secrets: list[SecretStr] = Field(default_factory=list)
-    m2m_subject: str = Field(default="esteira-executor", min_length=1)
+    # The seed's EXECUTOR_M2M_SUBJECT, shown by the API; ownership compares the subject of the
+    # token each institution's Midaz issued us, not this string.
+    m2m_subject: str = Field(default=DEV_M2M_SUBJECT, min_length=1)
     systemplane_enabled: bool = False
     # None: the Mensageria simulator of `esteira dev` (http://<host>:<ports.mensageria>).
     mensageria_url: str | None = None
-    mensageria_token: SecretStr | None = None
+    # OAuth 2.0 client credentials for the Mensageria (token endpoint: `{url}/oauth/token`).
+    mensageria_token_url: str | None = None
+    mensageria_client_id: str | None = None
+    mensageria_client_secret: SecretStr | None = None
+    # A cached token is renewed this long before it expires (Authlib's `leeway`).
+    m2m_token_leeway_seconds: float = Field(default=60.0, ge=0)
     institutions: list[InstitutionSettings] = Field(default_factory=_dev_institutions)
     http_timeout_seconds: float = Field(default=15.0, gt=0)
     # The gateway's order fetch while the Hub waits on the delivery: past it, 503 and the
@@ -245,6 +309,18 @@ class SisbajudSettings(BaseModel):
     batch_size: int = Field(default=200, ge=1, le=10_000)
     # Only to keep test runs apart; deployments use the contract's `sisbajud-v1`.
     task_queue: str = "sisbajud-v1"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _seed_environment(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        seeded = {name: os.environ[env] for name, env in SEED_SISBAJUD_ENV.items()
+                  if os.environ.get(env) and name not in data}
+        for name, value in seeded.items():
+            if name.endswith("_seconds") and name != "hub_webhook_max_skew_seconds":
+                seeded[name] = seconds_of(value)
+        return {**data, **seeded}
 
 
 class OperatorAccount(BaseModel):
@@ -291,6 +367,57 @@ class TemporalSettings(BaseSettings):
     tls_server_name: str | None = None
 
 
+# --- The embedded Temporal dev server of `esteira dev` (hardening: exposed control planes) ---
+class TemporalServerSettings(BaseModel):
+    """`TemporalServer:*` — the Temporal dev server `esteira dev` runs, which has no auth."""
+
+    # Its frontend and Web UI accept anyone who reaches them: loopback unless opened on purpose.
+    bind_host: str = "127.0.0.1"
+    # Terminate, cancel, signal, reset... from the Web UI: off unless asked for.
+    ui_write_actions: bool = False
+# --- end of the embedded Temporal dev server block ---
+
+
+# --- Readiness (hardening: a worker polling is part of being ready) ---
+class ReadinessSettings(BaseModel):
+    """`Readiness:*` — what /api/ready, the banner and `esteira status` require."""
+
+    # Domains whose task queues must have a live polling worker; [] requires none.
+    worker_domains: list[Literal["signer", "pickup", "sisbajud", "ops"]] = Field(
+        default_factory=lambda: ["signer", "pickup", "sisbajud"])
+    # A worker process silent this long is taken for dead, although Temporal keeps listing
+    # its pollers for about a minute.
+    poller_stale_seconds: float = Field(default=15.0, ge=1)
+# --- end of the readiness block ---
+
+
+# --- gRPC transport security (hardening: exposed control planes) ---
+class GrpcSettings(BaseModel):
+    """`Grpc:*` — TLS for the gRPC server; without a certificate it serves plaintext."""
+
+    # PEM server certificate (chain) and its private key: set both to serve TLS only.
+    tls_cert_file: Path | None = None
+    tls_key_file: Path | None = None
+    # PEM CA bundle: when set, clients must present a certificate it issued (mutual TLS).
+    tls_client_ca_file: Path | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> GrpcSettings:
+        if (self.tls_cert_file is None) != (self.tls_key_file is None):
+            raise ValueError("ESTEIRA_GRPC__TLS_CERT_FILE and ESTEIRA_GRPC__TLS_KEY_FILE go "
+                             "together: set both or neither")
+        if self.tls_client_ca_file is not None and self.tls_cert_file is None:
+            raise ValueError("ESTEIRA_GRPC__TLS_CLIENT_CA_FILE needs the server's "
+                             "ESTEIRA_GRPC__TLS_CERT_FILE and ESTEIRA_GRPC__TLS_KEY_FILE")
+        return self
+
+    @property
+    def tls(self) -> bool:
+        """Whether the server serves TLS."""
+        return self.tls_cert_file is not None
+# --- end of the gRPC transport security block ---
+
+
 class Settings(BaseSettings):
     """The whole configuration of one Esteira process."""
 
@@ -313,9 +440,12 @@ class Settings(BaseSettings):
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)
     logging: LogSettings = Field(default_factory=LogSettings)
     temporal: TemporalSettings = Field(default_factory=TemporalSettings)
+    temporal_server: TemporalServerSettings = Field(default_factory=TemporalServerSettings)
     pickup: PickupSettings = Field(default_factory=PickupSettings)
     sisbajud: SisbajudSettings = Field(default_factory=SisbajudSettings)
     dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
+    readiness: ReadinessSettings = Field(default_factory=ReadinessSettings)
+    grpc: GrpcSettings = Field(default_factory=GrpcSettings)
 
     @classmethod
     def settings_customise_sources(

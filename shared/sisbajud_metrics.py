@@ -22,8 +22,17 @@ OUTBOX_AGE = Gauge("esteira_sisbajud_outbox_oldest_age_seconds",
                    multiprocess_mode="livemostrecent")
 ORPHANS_FOUND = Counter("esteira_sisbajud_orphan_operations_total",
                         "Operations on block accounts this executor did not write, first seen")
+ORPHAN_SCANS = Counter("esteira_sisbajud_orphan_scans_total",
+                       "Orphan checks of the block accounts, by outcome (ok, failed)",
+                       ["outcome"])
+ORPHAN_SCAN_ACCOUNTS = Counter("esteira_sisbajud_orphan_scan_accounts_total",
+                               "Block accounts read by the orphan check, by pass (recent, sweep)",
+                               ["pass"])
 ORPHANS_OPEN = Gauge("esteira_sisbajud_orphan_operations_recorded",
                      "Orphan operations on record", multiprocess_mode="livemostrecent")
 UNCERTAIN_WRITES = Gauge("esteira_sisbajud_uncertain_writes",
                          "Ledger writes without a known effect, by state", ["state"],
                          multiprocess_mode="livemostrecent")
+HUMAN_DECISIONS_OPEN = Gauge("esteira_sisbajud_human_decisions_open",
+                             "Open human decisions, by disposition (set by the API at scrape "
+                             "time)", ["disposition"], multiprocess_mode="mostrecent")

@@ -17,6 +17,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.signer.profiles import DEV_PKI_DIR, ensure_dev_pki
 from services.dev.temporal_server import find_temporal_cli
+from services.search_attributes import dev_server_flags
 from shared.db import migrate
 from shared.db.engine import create_engine
 from shared.settings import Settings
@@ -30,6 +31,8 @@ DEV_SERVER_ARGS = [
     # RPC caught in the switch fails instead of retrying (sdk-python#1829). The session client
     # outlives that window, so keep one connection for the whole run.
     "--dynamic-config-value", 'frontend.keepAliveMaxConnectionAge="2h"',
+    # Workflows upsert them: unregistered, every such workflow task would fail.
+    *dev_server_flags(),
 ]
 
 

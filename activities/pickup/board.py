@@ -106,7 +106,8 @@ async def signal_arrival(session: AsyncSession, *, student_id: int, guardian_id:
         raise await _conflict(session, student_id, PickupState.AT_SCHOOL, None)
     _record(session, updated, previous=PickupState.AT_SCHOOL, at=at, actor=actor,
             reason="estou chegando", origin="guardian", action="arrival-signalled")
-    timer = TimerInput(kind=TimerKind.ARRIVAL, entity_id=arrival.id, deadline=arrival.expires_at)
+    timer = TimerInput(kind=TimerKind.ARRIVAL, entity_id=arrival.id, deadline=arrival.expires_at,
+                       school_id=student.school_id, student_id=student_id)
     return Transition(updated, timers=[timer])
 
 
@@ -130,7 +131,8 @@ async def mark_ready(session: AsyncSession, *, student_id: int, version: int, at
     _record(session, updated, previous=PickupState.AWAITING, at=at, actor=actor, reason="pronto",
             origin="operator", action="ready")
     timer = TimerInput(kind=TimerKind.READY, entity_id=student_id, version=updated.version,
-                       deadline=at + ready_timeout)
+                       deadline=at + ready_timeout, school_id=updated.school_id,
+                       student_id=student_id)
     return Transition(updated, timers=[timer], controllers={updated.school_id})
 
 

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 
+from shared.contracts import search_attributes
 from shared.contracts.pickup import (
     KICK_SIGNAL,
     TASK_QUEUE,
@@ -19,6 +20,7 @@ from shared.contracts.pickup import (
 )
 from shared.logs import props
 from shared.settings import PickupSettings
+from shared.visibility import start_workflow
 
 log = logging.getLogger("esteira.pickup")
 
@@ -65,8 +67,14 @@ class Kicker:
             workflow_id = timer_workflow_id(timer.kind, timer.entity_id, timer.version)
             try:
                 client = await self._client()
-                await client.start_workflow(
-                    "pickup-entity-timer", timer, id=workflow_id, task_queue=TASK_QUEUE,
+                await start_workflow(
+                    client, "pickup-entity-timer", timer,
+                    search_attributes=search_attributes.pickup_entity(
+                        school_id=timer.school_id, student_id=timer.student_id),
+                    memo=search_attributes.summary_memo(
+                        f"{timer.kind.upper()} timer of student {timer.student_id} at "
+                        f"school {timer.school_id}, due {timer.deadline.isoformat()}"),
+                    id=workflow_id, task_queue=TASK_QUEUE,
                     id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                     id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE)
             except Exception as exc:

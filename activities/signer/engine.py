@@ -25,6 +25,9 @@ class CertificateSpec:
     pkcs11_module: str | None = None
     pkcs11_token_label: str | None = None
     pkcs11_thumbprint: str | None = None
+    # Signing:Pkcs11Modules of the process that built the spec: a module outside it is never
+    # loaded, whatever a profile row says.
+    allowed_pkcs11_modules: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,20 @@ class EngineOutcome:
 # of pyHanko's measured speed traps).
 _SIGNERS: dict[str, LoadedSigner] = {}
 _RESERVED: dict[str, int] = {}
+# Set once by a worker's main() from its configuration; empty elsewhere, so a process that
+# never configured modules (the API) loads none.
+_ALLOWED_PKCS11_MODULES: frozenset[str] = frozenset()
+
+
+def allow_pkcs11_modules(modules: list[str] | tuple[str, ...]) -> None:
+    """This process may load these PKCS#11 modules (Signing:Pkcs11Modules) and no other."""
+    global _ALLOWED_PKCS11_MODULES
+    _ALLOWED_PKCS11_MODULES = frozenset(modules)
+
+
+def allowed_pkcs11_modules() -> frozenset[str]:
+    """The PKCS#11 modules this process may load."""
+    return _ALLOWED_PKCS11_MODULES
 
 
 def sign(request: SignRequest) -> EngineOutcome:
@@ -150,6 +167,10 @@ def open_certificate(spec: CertificateSpec) -> LoadedSigner:
         if not (spec.pkcs11_module and spec.pkcs11_thumbprint and spec.secret):
             raise SignerCryptoError(ErrorCode.CERTIFICATE_LOAD_FAILED,
                                     "PKCS#11 needs a module, a thumbprint and a PIN variable")
+        if spec.pkcs11_module not in spec.allowed_pkcs11_modules:
+            raise SignerCryptoError(ErrorCode.CERTIFICATE_LOAD_FAILED,
+                                    f"PKCS#11 module {spec.pkcs11_module} is not in "
+                                    "Signing:Pkcs11Modules of this process")
         return load_pkcs11_signer(spec.pkcs11_module, spec.pkcs11_thumbprint, spec.secret,
                                   token_label=spec.pkcs11_token_label)
     if not spec.pfx_path:

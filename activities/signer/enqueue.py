@@ -13,9 +13,11 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
+from activities.signer.names import name_problem
 from activities.signer.profiles import format_for
 from activities.signer.repository import AlreadyActiveError, JobRepository, new_job_id
 from activities.signer.storage import StorageError, StorageTree
+from shared.contracts import search_attributes
 from shared.contracts.signer import (
     ACTIVE_STATUSES,
     JobSource,
@@ -30,6 +32,7 @@ from shared.db.signer_models import Job, SigningProfile
 from shared.logs import props
 from shared.metrics_signer import JOBS_ENQUEUED
 from shared.settings import Settings
+from shared.visibility import start_workflow
 
 log = logging.getLogger("esteira.signer.enqueue")
 
@@ -40,6 +43,8 @@ class Outcome(StrEnum):
     ENQUEUED = "enqueued"
     ALREADY_ACTIVE = "already-active"
     ALREADY_PROCESSED = "already-processed"
+    # Born Failed with input.invalid-name and moved to error/: the name can't be carried.
+    INVALID_NAME = "invalid-name"
     SKIPPED = "skipped"
     REFUSED = "refused"
 
@@ -90,6 +95,8 @@ class Enqueuer:
                 # Only an operator's upload, retry or rescan brings such a file back.
                 return EnqueueResult(Outcome.SKIPPED, latest.id,
                                      message=f"latest job {latest.id} is {latest.status}")
+        if (problem := name_problem(path.name)) is not None:
+            return await self._invalid_name(path, source, profile, folder, problem)
         if self.reject_processed_names and source is not JobSource.RETRY:
             owner = await self.repository.name_owner(path.name)
             if owner is not None and owner.status in ACTIVE_STATUSES \
@@ -107,17 +114,24 @@ class Enqueuer:
         except AlreadyActiveError:
             return EnqueueResult(Outcome.ALREADY_ACTIVE, message=f"{path} already has a job")
         JOBS_ENQUEUED.labels(source=source.value).inc()
-        await self.start_workflow(job.id)
+        await self.start_workflow(job.id, job)
         log.info("Queued job %s for %s", job.id, path,
                  extra=props(JobId=job.id, Profile=profile.name, Source=source.value))
         return EnqueueResult(Outcome.ENQUEUED, job.id)
 
-    async def start_workflow(self, job_id: str) -> None:
+    async def start_workflow(self, job_id: str, job: Job | None = None) -> None:
         """Start (or find already started) the job's workflow; a Queued row is the truth."""
+        job = job or await self.repository.get(job_id)
+        file_name, profile = (job.file_name, job.profile_name or "") if job else ("", "")
         with contextlib.suppress(WorkflowAlreadyStartedError):
-            await self.client.start_workflow(
-                "signer-job", RunJobInput(job_id=job_id, signing_task_queue=self.signing_queue,
-                                          heartbeat_timeout_seconds=self.heartbeat_timeout_seconds),
+            await start_workflow(
+                self.client, "signer-job",
+                RunJobInput(job_id=job_id, signing_task_queue=self.signing_queue,
+                            heartbeat_timeout_seconds=self.heartbeat_timeout_seconds),
+                search_attributes=search_attributes.signer_job(
+                    file_name=file_name, profile=profile, status=JobStatus.QUEUED),
+                memo=search_attributes.summary_memo(
+                    f"Sign {file_name} with profile {profile} (job {job_id})"),
                 id=job_workflow_id(job_id), task_queue=self.jobs_queue,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
@@ -130,26 +144,45 @@ class Enqueuer:
         if source is JobSource.UPLOAD:
             return EnqueueResult(Outcome.ALREADY_PROCESSED, owner.id,
                                  SignerErrorCode.FILE_ALREADY_PROCESSED, message)
+        return await self._born_failed(
+            path, source, profile, folder, Outcome.ALREADY_PROCESSED,
+            SignerErrorCode.FILE_ALREADY_PROCESSED, message, "FileAlreadyProcessed",
+            {"ownerJobId": owner.id})
+
+    async def _invalid_name(self, path: Path, source: JobSource, profile: SigningProfile,
+                            folder: str | None, problem: str) -> EnqueueResult:
+        if source in (JobSource.UPLOAD, JobSource.RETRY):
+            # An operator's request: refused with the reason, nothing recorded or moved.
+            return EnqueueResult(Outcome.REFUSED, code=SignerErrorCode.INPUT_INVALID_NAME,
+                                 message=problem)
+        # A dropped file: recorded and moved aside, so it is neither lost nor offered again.
+        return await self._born_failed(path, source, profile, folder, Outcome.INVALID_NAME,
+                                       SignerErrorCode.INPUT_INVALID_NAME, problem,
+                                       "InvalidFileName", {})
+
+    async def _born_failed(self, path: Path, source: JobSource, profile: SigningProfile,
+                           folder: str | None, outcome: Outcome, code: SignerErrorCode,
+                           message: str, event_type: str, properties: dict) -> EnqueueResult:
+        """A job that starts Failed with `code`, its file moved to `error/<job>/`, an event."""
         job = self._new_job(path, source=source, profile=profile, folder=folder,
                             status=JobStatus.FAILED)
         try:
             moved = await asyncio.to_thread(self.storage.move_input_to_error, job.id, path)
         except (StorageError, OSError) as exc:
             # Left in the folder, nothing recorded: the next scan tries again.
-            log.warning("Already-processed %s could not be moved aside: %s", path, exc)
+            log.warning("%s could not be moved aside (%s): %s", path, code, exc)
             return EnqueueResult(Outcome.REFUSED, code=SignerErrorCode.INPUT_LOCKED,
                                  message=str(exc))
-        job.error_code = SignerErrorCode.FILE_ALREADY_PROCESSED
+        job.error_code = code
         job.error_message = message
-        event = OperationalEvent(domain="signer", type="FileAlreadyProcessed", message=message,
-                                 properties={"jobId": job.id, "ownerJobId": owner.id,
-                                             "fileName": path.name, "movedTo": str(moved)})
-        await self.repository.insert(job, f"{message} Moved to {moved}.",
-                                     code=SignerErrorCode.FILE_ALREADY_PROCESSED, event=event)
-        log.warning("%s Moved to %s.", message, moved,
-                    extra=props(JobId=job.id, OwnerJobId=owner.id))
-        return EnqueueResult(Outcome.ALREADY_PROCESSED, job.id,
-                             SignerErrorCode.FILE_ALREADY_PROCESSED, message)
+        event = OperationalEvent(domain="signer", type=event_type, message=message,
+                                 properties={"jobId": job.id, "fileName": path.name,
+                                             "folder": folder, "movedTo": str(moved),
+                                             **properties})
+        await self.repository.insert(job, f"{message} Moved to {moved}.", code=code,
+                                     event=event)
+        log.warning("%s Moved to %s.", message, moved, extra=props(JobId=job.id, Code=code))
+        return EnqueueResult(outcome, job.id, code, message)
 
     @staticmethod
     def _new_job(path: Path, *, source: JobSource, profile: SigningProfile, folder: str | None,

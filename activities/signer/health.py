@@ -1,4 +1,4 @@
-"""Whether each profile's certificate opens: DEGRADED profiles are shown, never fatal."""
+"""Whether each profile's certificate opens (in a worker): DEGRADED is shown, never fatal."""
 
 from __future__ import annotations
 
@@ -34,6 +34,11 @@ def _check(profile: SigningProfile) -> ProfileHealth:
                              f"thumbprint={signer.thumbprint}")
     finally:
         signer.close()
+
+
+def profile_subject(profile: SigningProfile) -> str:
+    """What a check looked at: a finding on another version of the profile says nothing."""
+    return f"{profile.name}:{profile.version}:{profile.updated_at.isoformat()}"
 
 
 async def check_profile(profile: SigningProfile) -> ProfileHealth:

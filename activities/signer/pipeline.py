@@ -5,18 +5,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from concurrent.futures import Executor
+from concurrent.futures import BrokenExecutor, Executor
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from activities.signer import engine
 from activities.signer.approvals.presign import PreSigningChecks, PreSigningFailure
 from activities.signer.lacuna.dispatches import DispatchLog
 from activities.signer.profiles import certificate_spec, output_name
-from activities.signer.repository import JobRepository
-from activities.signer.storage import Fingerprint, StorageError, StorageTree
+from activities.signer.repository import Claim, JobRepository
+from activities.signer.storage import Fingerprint, StorageError, StorageTree, storage_failure
 from shared.contracts.signer import (
     JobResult,
     JobStatus,
@@ -36,6 +38,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("esteira.signer.pipeline")
 INTERRUPTED_MESSAGE = ("Worker lost after the signing call may have happened; marked as failed "
                        "during recovery (never signed twice automatically).")
+# How long a job whose claim met the pause waits before its next try (a paused worker doesn't
+# poll, so the try then waits for the resume without costing anything).
+PAUSED_RETRY_DELAY = timedelta(seconds=5)
 
 
 class JobFailed(Exception):
@@ -95,6 +100,13 @@ class SigningActivities:
                 return await self._run(job)
         except (JobFailed, PreSigningFailure) as failure:
             return await self._fail(job, failure.code, failure.message)
+        except OSError as exc:
+            if isinstance(exc, ConnectionError | TimeoutError):
+                raise  # the store or a remote service: infrastructure, retried
+            # A file step of this job failed (a name too long, a full disk): its own error,
+            # not a lost worker. Left to a retry, it would be read as an interrupted signing.
+            failure = storage_failure(exc, exc.filename or "a file of the job")
+            return await self._fail(job, failure.code, failure.message)
         finally:
             in_flight.dec()
             heartbeat.cancel()
@@ -102,11 +114,16 @@ class SigningActivities:
                 await heartbeat
 
     async def _claim(self, job: Job) -> bool:
-        """Queued -> Processing, atomically against a concurrent cancel."""
-        return await self.repository.transition(
-            job.id, [JobStatus.QUEUED], JobStatus.PROCESSING,
-            f"Worker started job ({self.instance_id}).", started_at=utcnow(),
+        """Queued -> Processing, atomically against a concurrent cancel and a pause."""
+        claim = await self.repository.claim(
+            job.id, f"Worker started job ({self.instance_id}).", started_at=utcnow(),
             instance_id=self.instance_id)
+        if claim is Claim.PAUSED:
+            # A poll that was open when the pause was answered: hand the task back. The retry
+            # waits out a delay, and while paused no worker polls, so the job sits idle.
+            raise ApplicationError(f"Job {job.id} not claimed: the pipeline is paused.",
+                                   type="PipelinePaused", next_retry_delay=PAUSED_RETRY_DELAY)
+        return claim is Claim.CLAIMED
 
     async def _take_over(self, job: Job) -> JobResult | None:
         """A retry after a lost worker: requeue before the signing call, fail after it."""
@@ -202,8 +219,16 @@ class SigningActivities:
 
     async def _in_pool(self, step, request) -> None:
         loop = asyncio.get_running_loop()
-        with STAGE_SECONDS.labels(stage=step.__name__).time():
-            outcome = await loop.run_in_executor(self.pool, step, request)
+        try:
+            with STAGE_SECONDS.labels(stage=step.__name__).time():
+                outcome = await loop.run_in_executor(self.pool, step, request)
+        except (BrokenExecutor, OSError):
+            # A dead signing process is a lost worker (retried as one); a file error is the
+            # job's own, failed with its code by process_job.
+            raise
+        except Exception as exc:
+            raise JobFailed(SignerErrorCode.SIGNING_FAILED,
+                            f"{step.__name__} raised {type(exc).__name__}: {exc}") from None
         if not outcome.ok:
             raise JobFailed(outcome.code or SignerErrorCode.SIGNING_FAILED, outcome.message)
 

@@ -14,13 +14,16 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from activities.signer.engine import CertificateSpec
+from activities.signer.engine import CertificateSpec, allowed_pkcs11_modules
 from shared.contracts.signer import SignatureFormat
 from shared.db.signer_models import SigningProfile
 from shared.settings import ConfigurationError, Settings
 
 log = logging.getLogger("esteira.signer.profiles")
 DEV_PKI_DIR = "pki"
+NO_PROFILE_WARNING = ("No signing profile is configured (ESTEIRA_SIGNING__PROFILES): nothing "
+                      "is signed and readiness reports signing-profile:none. Outside "
+                      "Development no development certificate is generated.")
 
 
 class PolicyConfig(BaseModel):
@@ -118,6 +121,16 @@ def output_name(fmt: SignatureFormat, file_name: str, *, encrypted: bool) -> str
     return name + ".enc" if encrypted else name
 
 
+def unlisted_module(config: ProfileConfig, settings: Settings) -> str | None:
+    """Why the profile's PKCS#11 module may not be loaded here (None: it may)."""
+    if config.cert_source != "pkcs11" or config.pkcs11_module is None:
+        return None
+    if config.pkcs11_module in settings.signing.pkcs11_modules:
+        return None
+    return (f"PKCS#11 module {config.pkcs11_module} is not one of the modules this deployment "
+            "allows (ESTEIRA_SIGNING__PKCS11_MODULES)")
+
+
 def parse_profiles(raw: list[dict]) -> list[ProfileConfig]:
     """Validate `Signing:Profiles[]`, naming the entry and key that is wrong."""
     profiles = []
@@ -137,6 +150,10 @@ async def seed_profiles(sessions: async_sessionmaker[AsyncSession], settings: Se
                         ) -> list[str]:
     """On the first boot with an empty profile table, create profiles; return warnings."""
     configured = parse_profiles(settings.signing.profiles)
+    for config in configured:
+        if (why := unlisted_module(config, settings)) is not None:
+            raise ConfigurationError(f"Invalid configuration: ESTEIRA_SIGNING__PROFILES "
+                                     f"({config.name}): {why}")
     folder_names = {f.name.lower() for f in settings.effective_inputs}
     async with sessions() as session:
         existing = (await session.exec(select(SigningProfile.name).limit(1))).first()
@@ -145,6 +162,9 @@ async def seed_profiles(sessions: async_sessionmaker[AsyncSession], settings: Se
                 return ["Signing:Profiles[] is ignored: the operational store already has "
                         "profiles (edit them through the API)."]
             return []
+        if not configured and settings.environment != "Development":
+            # Outside Development nothing signs with a generated certificate.
+            return [NO_PROFILE_WARNING]
         if not configured:
             configured = [_dev_profile(settings)]
         warnings, taken = [], set()
@@ -204,7 +224,8 @@ def certificate_spec(profile: SigningProfile) -> CertificateSpec:
         cache_key=f"{profile.name}:{profile.version}:{profile.updated_at.isoformat()}",
         source=profile.cert_source, secret=profile_secret(profile), pfx_path=profile.pfx_path,
         pkcs11_module=profile.pkcs11_module, pkcs11_token_label=profile.pkcs11_token_label,
-        pkcs11_thumbprint=profile.pkcs11_thumbprint)
+        pkcs11_thumbprint=profile.pkcs11_thumbprint,
+        allowed_pkcs11_modules=allowed_pkcs11_modules())
 
 
 def profile_secret(profile: SigningProfile) -> str | None:

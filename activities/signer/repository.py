@@ -5,20 +5,31 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
+from enum import StrEnum
 
-from sqlalchemy import func, update
+from sqlalchemy import exists, func, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from shared.contracts.signer import ACTIVE_STATUSES, JobStatus
-from shared.db.models import OperationalEvent, utcnow
+from shared.db.models import OperationalEvent, PipelineState, utcnow
 from shared.db.signer_models import Job, JobHistory, SigningProfile
 
 
 class AlreadyActiveError(Exception):
     """Another active job holds this original path (the unique partial index said so)."""
+
+
+class Claim(StrEnum):
+    """How a claim (Queued -> Processing) ended."""
+
+    CLAIMED = "claimed"
+    # Still Queued: the pipeline is paused (or was, when the claim was written).
+    PAUSED = "paused"
+    # No longer Queued (canceled, cleared, or claimed by another attempt).
+    NOT_QUEUED = "not-queued"
 
 
 def new_job_id() -> str:
@@ -79,6 +90,30 @@ class JobRepository:
                 session.add(event)
             await session.commit()
         return True
+
+    async def claim(self, job_id: str, message: str, **fields: object) -> Claim:
+        """Queued -> Processing only while the pipeline runs, in one conditional statement."""
+        now = utcnow()
+        async with self.sessions() as session:
+            if (await session.connection()).dialect.name == "postgresql":
+                # A pause that commits while this claim is open waits for it: once the pause is
+                # answered, every claim either committed before it or sees it.
+                await session.exec(select(PipelineState.id).where(PipelineState.id == 1)
+                                   .with_for_update(read=True))
+            result = await session.exec(
+                update(Job)
+                .where(Job.id == job_id, Job.status == JobStatus.QUEUED.value,
+                       ~exists().where(PipelineState.paused))
+                .values(status=JobStatus.PROCESSING.value, updated_at=now,
+                        version=Job.version + 1, **fields))
+            if result.rowcount != 1:
+                await session.rollback()
+                status = (await session.exec(select(Job.status).where(Job.id == job_id))).first()
+                return Claim.PAUSED if status == JobStatus.QUEUED.value else Claim.NOT_QUEUED
+            session.add(JobHistory(job_id=job_id, from_status=JobStatus.QUEUED.value,
+                                   to_status=JobStatus.PROCESSING.value, message=message, at=now))
+            await session.commit()
+        return Claim.CLAIMED
 
     async def note(self, job_id: str, message: str, *, code: str | None = None,
                    event: OperationalEvent | None = None, **fields: object) -> None:

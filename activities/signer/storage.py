@@ -29,6 +29,17 @@ class StorageError(Exception):
         self.message = message
 
 
+def storage_failure(exc: OSError, what: str) -> StorageError:
+    """A failed file step of ours as the job's own code: a name too long, a full disk, or else."""
+    if exc.errno == errno.ENAMETOOLONG:
+        code = SignerErrorCode.OUTPUT_NAME_TOO_LONG
+    elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        code = SignerErrorCode.STORAGE_FULL
+    else:
+        code = SignerErrorCode.STORAGE_FAILED
+    return StorageError(code, f"Storage failed on {what}: {exc.strerror or exc}")
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """What identifies the bytes that were staged: size and SHA-256."""
@@ -96,6 +107,8 @@ class StorageTree:
                     f"Output already exists at {final}; resolve manually before re-queueing.",
                 ) from None
             # This job's own earlier attempt put it there and died before recording it.
+        except OSError as exc:
+            raise storage_failure(exc, str(final)) from None
         artifact.unlink()
         _fsync_dir(self.output)
         return final
@@ -182,17 +195,30 @@ def _copy_locked(source: Path, target: Path) -> Fingerprint:
     size = 0
     with _locked(source, fcntl.LOCK_EX) as fd:
         try:
-            with os.fdopen(os.dup(fd), "rb") as reader, target.open("wb") as writer:
-                while chunk := reader.read(_CHUNK):
-                    digest.update(chunk)
+            writer = target.open("wb")
+        except OSError as exc:
+            raise storage_failure(exc, str(target)) from None
+        with os.fdopen(os.dup(fd), "rb") as reader, writer:
+            while True:
+                try:
+                    chunk = reader.read(_CHUNK)
+                except OSError as exc:
+                    raise StorageError(
+                        SignerErrorCode.INPUT_UNREADABLE, f"unreadable: {source}: {exc.strerror}"
+                    ) from None
+                if not chunk:
+                    break
+                digest.update(chunk)
+                size += len(chunk)
+                try:
                     writer.write(chunk)
-                    size += len(chunk)
+                except OSError as exc:
+                    raise storage_failure(exc, str(target)) from None
+            try:
                 writer.flush()
                 os.fsync(writer.fileno())
-        except OSError as exc:
-            raise StorageError(
-                SignerErrorCode.INPUT_UNREADABLE, f"unreadable: {source}: {exc.strerror}"
-            ) from None
+            except OSError as exc:
+                raise storage_failure(exc, str(target)) from None
     return Fingerprint(size, digest.hexdigest())
 
 

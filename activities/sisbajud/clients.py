@@ -7,16 +7,22 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.sisbajud.m2m import ClientCredentials, M2MSession, TokenUnavailable, session_for
 from shared.contracts.sisbajud import WRITE_TTL_SECONDS
-from shared.settings import InstitutionSettings, Settings
+from shared.settings import (
+    DEV_M2M_CLIENT_ID,
+    DEV_M2M_CLIENT_SECRET,
+    InstitutionSettings,
+    Settings,
+)
 
 CRM_PAGE = 100
 LEDGER_PAGE = 100
-# Development stand-ins for M2M tokens the simulators accept (any non-empty bearer).
-DEV_TOKEN = "esteira-dev"
+TOKEN_PATH = "/oauth/token"
 
 
 class UpstreamError(Exception):
@@ -41,29 +47,84 @@ def error_code(response: httpx.Response) -> str | None:
     return str(body["code"]) if isinstance(body, dict) and body.get("code") else None
 
 
-def _bearer(token: Any, settings: Settings) -> dict[str, str]:
-    if token is not None:
-        return {"Authorization": f"Bearer {token.get_secret_value()}"}
+class MissingCredentials(ValueError):
+    """Outside Development every Mensageria and Midaz call needs configured client credentials."""
+
+
+def credentials(settings: Settings, name: str, base_url: str, token_url: str | None,
+                client_id: str | None, client_secret: Any) -> ClientCredentials:
+    """The OAuth client for one service; Development falls back to the simulators' dev client."""
     if settings.environment == "Development":
-        return {"Authorization": f"Bearer {DEV_TOKEN}"}
-    return {}
+        client_id = client_id or DEV_M2M_CLIENT_ID
+        client_secret = client_secret or SecretStr(DEV_M2M_CLIENT_SECRET)
+    if not client_id or client_secret is None:
+        raise MissingCredentials(f"{name}: no OAuth client id/secret configured")
+    return ClientCredentials(name, token_url or f"{base_url}{TOKEN_PATH}", client_id,
+                             client_secret)
+
+
+def midaz_credentials(settings: Settings, institution: InstitutionSettings) -> ClientCredentials:
+    """The OAuth client of `institution`'s Midaz."""
+    inst = institution
+    return credentials(settings, f"Midaz {inst.id}", _midaz_base(settings, inst), inst.token_url,
+                       inst.client_id, inst.client_secret)
+
+
+def mensageria_credentials(settings: Settings) -> ClientCredentials:
+    """The OAuth client of the Mensageria."""
+    sis = settings.sisbajud
+    return credentials(settings, "Mensageria", _mensageria_base(settings),
+                       sis.mensageria_token_url, sis.mensageria_client_id,
+                       sis.mensageria_client_secret)
+
+
+def _midaz_base(settings: Settings, institution: InstitutionSettings) -> str:
+    base = institution.base_url or f"http://{settings.host}:{settings.ports.midaz}"
+    return base.rstrip("/")
+
+
+def _mensageria_base(settings: Settings) -> str:
+    base = (settings.sisbajud.mensageria_url
+            or f"http://{settings.host}:{settings.ports.mensageria}")
+    return base.rstrip("/")
 
 
 @dataclass
 class MidazClient:
-    """One institution's ledger (`baseUrl` + token) and its CRM."""
+    """One institution's ledger (`baseUrl`, OAuth client) and its CRM."""
 
-    http: httpx.AsyncClient
+    m2m: M2MSession
     institution: InstitutionSettings
     base_url: str
-    headers: dict[str, str]
 
     @classmethod
     def for_institution(cls, http: httpx.AsyncClient, settings: Settings,
                         institution: InstitutionSettings) -> MidazClient:
         """The client of `institution`; no base URL means the `esteira dev` simulator."""
-        base = institution.base_url or f"http://{settings.host}:{settings.ports.midaz}"
-        return cls(http, institution, base.rstrip("/"), _bearer(institution.token, settings))
+        m2m = session_for(http, midaz_credentials(settings, institution),
+                          settings.sisbajud.m2m_token_leeway_seconds)
+        return cls(m2m, institution, _midaz_base(settings, institution))
+
+    async def subject(self) -> str | None:
+        """The subject of the token this institution's Midaz issued us."""
+        try:
+            return await self.m2m.subject()
+        except TokenUnavailable as exc:
+            raise _upstream(exc) from exc
+
+    async def owner(self) -> str | None:
+        """The owner Midaz reports in the ledger's `metadata` (None when it reports none)."""
+        ledger = await self._json(self.ledger_path)
+        metadata = ledger.get("metadata") or {}
+        owner = metadata.get(self.institution.owner_metadata_key)
+        return str(owner) if owner else None
+
+    async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """One call with this institution's token (token failures are `UpstreamError`s)."""
+        try:
+            return await self.m2m.request(method, url, **kwargs)
+        except TokenUnavailable as exc:
+            raise _upstream(exc) from exc
 
     @property
     def ledger_path(self) -> str:
@@ -74,8 +135,7 @@ class MidazClient:
 
     async def _get(self, url: str, **kwargs: Any) -> httpx.Response:
         try:
-            return await self.http.get(url, headers={**self.headers, **kwargs.pop("headers", {})},
-                                       **kwargs)
+            return await self._send("GET", url, **kwargs)
         except httpx.HTTPError as exc:
             raise UpstreamError(None, detail=f"{type(exc).__name__}: {exc}") from exc
 
@@ -92,8 +152,14 @@ class MidazClient:
         return await self._json(f"{self.ledger_path}/accounts/{account_id}", missing=(404,))
 
     async def account_by_alias(self, alias: str) -> dict[str, Any] | None:
-        """Exact lookup `GET …/accounts/alias/{alias}` (`?alias=` is a prefix match)."""
-        return await self._json(f"{self.ledger_path}/accounts/alias/{alias}", missing=(404,))
+        """The account whose alias is exactly `alias`: the seed's `accounts?alias=` (a prefix
+        match, so filtered here) or the exact route, as the institution is configured."""
+        if self.institution.alias_lookup == "exact":
+            return await self._json(f"{self.ledger_path}/accounts/alias/{alias}",
+                                    missing=(404,))
+        page = await self._json(f"{self.ledger_path}/accounts",
+                                params={"alias": alias, "limit": LEDGER_PAGE})
+        return next((a for a in page.get("items") or [] if a.get("alias") == alias), None)
 
     async def default_balance(self, alias: str) -> dict[str, Any] | None:
         """The `default` balance of `alias`; None for an unknown alias (Midaz answers `[]`)."""
@@ -103,17 +169,17 @@ class MidazClient:
     async def create_account(self, body: dict[str, Any]) -> httpx.Response:
         """`POST …/accounts` (no idempotency on this route: callers serialise and look up)."""
         try:
-            return await self.http.post(f"{self.ledger_path}/accounts", json=body,
-                                        headers=self.headers)
+            return await self._send("POST", f"{self.ledger_path}/accounts", json=body)
         except httpx.HTTPError as exc:
             raise UpstreamError(None, detail=f"{type(exc).__name__}: {exc}") from exc
 
     async def post_transaction(self, kind: str, body: dict[str, Any], key: str
                                ) -> httpx.Response:
-        """`POST …/transactions/{kind}` with `X-Idempotency` and `X-TTL` (raises httpx errors)."""
-        headers = {**self.headers, "X-Idempotency": key, "X-TTL": str(WRITE_TTL_SECONDS)}
-        return await self.http.post(f"{self.ledger_path}/transactions/{kind}", json=body,
-                                    headers=headers)
+        """`POST …/transactions/{kind}` with `X-Idempotency` and `X-TTL` (raises httpx errors
+        once the write may have left; `UpstreamError` when no token let it leave)."""
+        headers = {"X-Idempotency": key, "X-TTL": str(WRITE_TTL_SECONDS)}
+        return await self._send("POST", f"{self.ledger_path}/transactions/{kind}", json=body,
+                                headers=headers)
 
     async def transaction(self, transaction_id: str) -> dict[str, Any] | None:
         """`GET …/transactions/{id}`, None while Midaz does not show it."""
@@ -150,7 +216,8 @@ class MidazClient:
             url = f"{(inst.crm_base_url or self.base_url).rstrip('/')}/v1/aliases"
             headers = {"X-Organization-Id": inst.organization_id}
         else:
-            url = f"{self.base_url}/v2/organizations/{inst.organization_id}/instruments"
+            url = (f"{self.base_url}/{inst.crm_embedded_version}/organizations/"
+                   f"{inst.organization_id}/instruments")
             headers = {}
         items: list[dict[str, Any]] = []
         page = 1
@@ -168,33 +235,42 @@ class MidazClient:
         return list(await asyncio.gather(*(self.default_balance(a) for a in aliases)))
 
 
+class MensageriaTokenError(httpx.TransportError):
+    """No Mensageria token: like a transport failure, nothing left and a retry may clear it."""
+
+
 @dataclass
 class MensageriaClient:
     """The SISBAJUD execution API of the Mensageria."""
 
-    http: httpx.AsyncClient
+    m2m: M2MSession
     base_url: str
-    headers: dict[str, str]
 
     @classmethod
     def from_settings(cls, http: httpx.AsyncClient, settings: Settings) -> MensageriaClient:
         """The configured Mensageria, or the `esteira dev` simulator."""
-        sis = settings.sisbajud
-        base = sis.mensageria_url or f"http://{settings.host}:{settings.ports.mensageria}"
-        return cls(http, base.rstrip("/"), _bearer(sis.mensageria_token, settings))
+        m2m = session_for(http, mensageria_credentials(settings),
+                          settings.sisbajud.m2m_token_leeway_seconds)
+        return cls(m2m, _mensageria_base(settings))
 
     def _url(self, order_id: str) -> str:
         return f"{self.base_url}/v1/sisbajud/execution/orders/{order_id}"
 
+    async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        try:
+            return await self.m2m.request(method, url, **kwargs)
+        except TokenUnavailable as exc:
+            raise MensageriaTokenError(str(exc)) from exc
+
     async def fetch_order(self, order_id: str) -> httpx.Response:
         """`GET /v1/sisbajud/execution/orders/{orderId}` (raises httpx errors)."""
-        return await self.http.get(self._url(order_id), headers=self.headers)
+        return await self._send("GET", self._url(order_id))
 
     async def post_result(self, order_id: str, key: str, payload: dict[str, Any]
                           ) -> httpx.Response:
         """`POST …/{orderId}/execution-results` with `X-Idempotency` (raises httpx errors)."""
-        return await self.http.post(f"{self._url(order_id)}/execution-results", json=payload,
-                                    headers={**self.headers, "X-Idempotency": key})
+        return await self._send("POST", f"{self._url(order_id)}/execution-results",
+                                json=payload, headers={"X-Idempotency": key})
 
 
 def midaz_for(http: httpx.AsyncClient, settings: Settings, institution_id: str) -> MidazClient:
@@ -203,6 +279,11 @@ def midaz_for(http: httpx.AsyncClient, settings: Settings, institution_id: str) 
         if institution.id == institution_id:
             return MidazClient.for_institution(http, settings, institution)
     raise UnknownInstitution(institution_id)
+
+
+def _upstream(exc: TokenUnavailable) -> UpstreamError:
+    """A token failure as Midaz's own 401 (refused) or a transport failure (unreachable)."""
+    return UpstreamError(401 if exc.refused else None, "token", str(exc))
 
 
 class UnknownInstitution(LookupError):

@@ -12,6 +12,7 @@ from temporalio import activity
 
 from activities.sisbajud.clients import MensageriaClient, UpstreamError, error_code
 from activities.sisbajud.errors import SisbajudErrorCode, fail
+from activities.sisbajud.ownership import check_ownership
 from activities.sisbajud.wire import InvalidOrder, order_from_wire, result_to_wire
 from shared.contracts.sisbajud import (
     BeginRevisionInput,
@@ -21,15 +22,14 @@ from shared.contracts.sisbajud import (
     FetchOrderResult,
     FetchStatus,
     OrderState,
-    Ownership,
     OwnershipResult,
+    QueueResultInput,
     SettleInput,
     SettleResult,
 )
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import (
     SisbajudHumanDecision,
-    SisbajudInstitution,
     SisbajudOrder,
     SisbajudOutbox,
 )
@@ -49,6 +49,7 @@ class OrderActivities:
                  http: httpx.AsyncClient) -> None:
         self._settings = settings
         self._sessions = sessions
+        self._http = http
         self._mensageria = MensageriaClient.from_settings(http, settings)
 
     @activity.defn(name="sisbajud-fetch-order")
@@ -114,21 +115,27 @@ class OrderActivities:
 
     @activity.defn(name="sisbajud-check-ownership")
     async def check_ownership(self, request: CheckOwnershipInput) -> OwnershipResult:
-        """Owned, foreign or unconfigured (a configured, unrecorded one becomes ours)."""
-        sis = self._settings.sisbajud
-        if not any(i.id == request.institution_id for i in sis.institutions):
-            return OwnershipResult(ownership=Ownership.UNCONFIGURED)
+        """Owned, foreign or unconfigured, against the subject of our Midaz token."""
+        return await check_ownership(self._settings, self._sessions, self._http,
+                                     request.institution_id)
+
+    @activity.defn(name="sisbajud-queue-result")
+    async def queue_result(self, request: QueueResultInput) -> SettleResult:
+        """A progress result into the outbox under its own key; the order row shows it."""
+        result = request.result
         async with self._sessions() as session:
-            await insert_ignore(session, SisbajudInstitution,
-                                {"institution_id": request.institution_id,
-                                 "owner_subject": sis.m2m_subject, "created_at": utcnow()},
-                                ["institution_id"])
+            queued = await insert_ignore(session, SisbajudOutbox, {
+                "idempotency_key": request.result_key, "order_id": result.order_id,
+                "revision": result.order_revision, "payload": result_to_wire(result),
+                "state": "PENDING", "attempts": 0, "created_at": utcnow(),
+                "next_attempt_at": utcnow()}, ["idempotency_key"])
+            if queued:
+                await session.exec(update(SisbajudOrder).where(  # type: ignore[call-overload]
+                    SisbajudOrder.order_id == result.order_id,
+                    SisbajudOrder.revision == result.order_revision,
+                ).values(execution_state=result.execution_state.value))
             await session.commit()
-            row = await session.get(SisbajudInstitution, request.institution_id)
-        assert row is not None
-        owned = row.owner_subject == sis.m2m_subject
-        return OwnershipResult(ownership=Ownership.OWNED if owned else Ownership.FOREIGN,
-                               owner=row.owner_subject)
+        return SettleResult(changed=queued)
 
     @activity.defn(name="sisbajud-settle")
     async def settle(self, request: SettleInput) -> SettleResult:

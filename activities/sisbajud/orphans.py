@@ -8,10 +8,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.sisbajud import orphan_cursor
 from activities.sisbajud.clients import MidazClient, UpstreamError, midaz_for
 from activities.sisbajud.reconcile import midaz_day, midaz_second
 from shared.contracts.sisbajud import AlarmCode
@@ -19,7 +21,7 @@ from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudOrphan, SisbajudWrite
 from shared.db.sisbajud_store import insert_ignore, raise_alarm
 from shared.settings import Settings
-from shared.sisbajud_metrics import ORPHANS_FOUND
+from shared.sisbajud_metrics import ORPHAN_SCAN_ACCOUNTS, ORPHAN_SCANS, ORPHANS_FOUND
 
 log = logging.getLogger("esteira.sisbajud")
 
@@ -48,51 +50,125 @@ class OrphanChecker:
         self._settings = settings
         self._sessions = sessions
         self._http = http
+        self._account_ids: dict[str, str] = {}  # alias -> Midaz account id (never changes)
 
     async def scan(self) -> OrphanScan:
-        """Every block account this executor wrote to, over the reconcile window."""
-        async with self._sessions() as session:
-            accounts = (await session.exec(
-                select(SisbajudWrite.institution_id, SisbajudWrite.block_alias)
-                .where(SisbajudWrite.kind == "block").distinct())).all()
+        """One tick: the block accounts written since the cursor, plus the next sweep slice;
+        each read over the window.
+
+        A failing scan keeps its cursor (the next tick reads the same accounts again) and
+        raises `ledger.orphan-scan-failed` once per run of failures.
+        """
+        sis = self._settings.sisbajud
         now = utcnow()
-        start = midaz_second(now - timedelta(
-            seconds=self._settings.sisbajud.orphan_reconcile_window_seconds))
-        end = midaz_day(now + timedelta(days=1))
+        window_start = now - timedelta(seconds=sis.orphan_reconcile_window_seconds)
+        cursor = await orphan_cursor.load(self._sessions)
+        since = window_start
+        if cursor.recent_until is not None:
+            since = max(window_start, cursor.recent_until
+                        - timedelta(seconds=sis.orphan_scan_overlap_seconds))
         scan = OrphanScan()
+        try:
+            recent = await orphan_cursor.written_since(self._sessions, since)
+            unread = await self._read(recent, window_start, now, scan)
+            ORPHAN_SCAN_ACCOUNTS.labels("recent").inc(len(recent))
+            size = sis.orphan_sweep_accounts_per_tick
+            swept = await orphan_cursor.sweep_slice(self._sessions, cursor.sweep_after, size)
+            watched = set(recent)
+            others = [a for a in swept if a not in watched]
+            await self._read(others, window_start, now, scan)
+            ORPHAN_SCAN_ACCOUNTS.labels("sweep").inc(len(others))
+        except Exception as exc:
+            await self._failed(cursor.failing_since, f"{type(exc).__name__}: {exc}")
+            raise
+        sweep_after = swept[-1][1] if len(swept) == size else None  # None: start over
+        if scan.failed_accounts:
+            await self._failed(cursor.failing_since,
+                               f"{scan.failed_accounts} block accounts could not be read",
+                               sweep_after=sweep_after)
+        else:
+            # An operation whose transaction Midaz does not show yet is read again next tick.
+            await orphan_cursor.save(self._sessions, recent_until=min([now, *unread]),
+                                     sweep_after=sweep_after, failing_since=None)
+            ORPHAN_SCANS.labels("ok").inc()
+        return scan
+
+    async def scan_everything(self) -> OrphanScan:
+        """Every block account ever written, over the whole window, no cursor (the old way)."""
+        now = utcnow()
+        start = now - timedelta(
+            seconds=self._settings.sisbajud.orphan_reconcile_window_seconds)
+        scan = OrphanScan()
+        accounts = await orphan_cursor.every_account(self._sessions)
+        await self._read(accounts, start, now, scan, cached=False)
+        return scan
+
+    async def _failed(self, failing_since: datetime | None, reason: str,
+                      **values: object) -> None:
+        ORPHAN_SCANS.labels("failed").inc()
+        try:
+            if failing_since is None:
+                async with self._sessions() as session:
+                    await raise_alarm(session, AlarmCode.ORPHAN_SCAN_FAILED.value,
+                                      f"The orphan check failed: {reason}", reason=reason)
+                    await session.commit()
+            await orphan_cursor.save(self._sessions, failing_since=failing_since or utcnow(),
+                                     **values)
+        except (SQLAlchemyError, OSError) as exc:  # the store itself is what failed
+            log.error("Could not record the orphan check's failure: %s", exc)
+
+    async def _read(self, accounts: list[orphan_cursor.Account], start: datetime,
+                    now: datetime, scan: OrphanScan, *, cached: bool = True) -> list[datetime]:
+        """Read each account's operations since `start`; the moments left unread."""
+        first, end = midaz_second(start), midaz_day(now + timedelta(days=1))
+        unread: list[datetime] = []
         for institution_id, alias in accounts:
             try:
                 midaz = midaz_for(self._http, self._settings, institution_id)
-                await self._account(midaz, institution_id, alias, start, end, scan)
-            except (UpstreamError, LookupError) as exc:
+                unread += await self._account(midaz, institution_id, alias, first, end, scan,
+                                              cached)
+            except (UpstreamError, LookupError, httpx.HTTPError) as exc:
                 # One unreadable account must not hide the others' orphans.
                 scan.failed_accounts += 1
                 log.warning("Orphan check of %s failed: %s", alias, exc)
-        return scan
+        return unread
 
-    async def _account(self, midaz: MidazClient, institution_id: str, alias: str, start: str,
-                       end: str, scan: OrphanScan) -> None:
+    async def _account_id(self, midaz: MidazClient, alias: str, cached: bool) -> str | None:
+        if cached and alias in self._account_ids:
+            return self._account_ids[alias]
         account = await midaz.account_by_alias(alias)
         if account is None:
-            return  # created on the first write, which may not have happened yet
+            return None  # created on the first write, which may not have happened yet
+        self._account_ids[alias] = account["id"]
+        return account["id"]
+
+    async def _account(self, midaz: MidazClient, institution_id: str, alias: str, start: str,
+                       end: str, scan: OrphanScan, cached: bool) -> list[datetime]:
+        account_id = await self._account_id(midaz, alias, cached)
+        if account_id is None:
+            return []
         scan.accounts += 1
         transactions: dict[str, dict[str, Any] | None] = {}
         seen: list[tuple[dict[str, Any], str | None]] = []
-        for op in await midaz.operations(account["id"], start, end):
+        unread: list[datetime] = []
+        for op in await midaz.operations(account_id, start, end):
             scan.operations += 1
             tx_id = op.get("transactionId") or ""
             if tx_id not in transactions:
                 transactions[tx_id] = await midaz.transaction(tx_id) if tx_id else None
             if tx_id and transactions[tx_id] is None:
-                continue  # not readable yet (write lag): judged on a later cycle, not guessed
+                # Not readable yet (write lag): judged on a later cycle, not guessed.
+                unread += [m for m in [_moment(op.get("createdAt"))] if m is not None]
+                continue
             code = ((transactions[tx_id] or {}).get("metadata") or {}).get("code")
             seen.append((op, str(code) if code is not None else None))
         ours = await self._recorded({code for _, code in seen if code is not None})
         for op, code in seen:
             if code in ours:
                 continue
-            if await self._record(institution_id, alias, account["id"], op, code):
+            if await self._record(institution_id, alias, account_id, op, code):
                 scan.new_orphans += 1
+        return unread
 
     async def _recorded(self, codes: set[str]) -> set[str]:
         """The codes among `codes` that this executor registered before writing."""

@@ -22,15 +22,20 @@ from temporalio.client import (
     ScheduleUpdate,
 )
 
+from activities.sisbajud.clients import (
+    MidazClient,
+    MissingCredentials,
+    UpstreamError,
+    mensageria_credentials,
+    midaz_credentials,
+)
 from activities.sisbajud.orders import OrderActivities
+from activities.sisbajud.ownership import record_owner
 from activities.sisbajud.plans import PlanActivities
 from activities.sisbajud.reconcile import ReconcileActivities
 from activities.sisbajud.tick import TemporalProvider, TickActivities
 from activities.sisbajud.writes import WriteActivities
 from shared.contracts.sisbajud import TICK_WORKFLOW, OrderOptions, TickInput, tick_schedule_id
-from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudInstitution
-from shared.db.sisbajud_store import insert_ignore
 from shared.settings import Settings
 
 # A tick missed while the server was away is not worth replaying: the next one does it all.
@@ -38,18 +43,20 @@ CATCHUP_WINDOW = timedelta(minutes=1)
 log = logging.getLogger("esteira.sisbajud")
 
 
-class MissingCredentials(ValueError):
-    """Outside Development every Mensageria and Midaz call needs its configured token."""
-
-
 def check_credentials(settings: Settings) -> None:
-    """Refuse to start without tokens (Development talks to the simulators without them)."""
-    if settings.environment == "Development":
-        return
+    """Refuse to start without OAuth clients (Development falls back to the simulators')."""
     sis = settings.sisbajud
-    missing = ["ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN"] if sis.mensageria_token is None else []
-    missing += [f"ESTEIRA_SISBAJUD__INSTITUTIONS[{i.id}].token"
-                for i in sis.institutions if i.token is None]
+    missing = []
+    try:
+        mensageria_credentials(settings)
+    except MissingCredentials:
+        missing.append("ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_ID/_CLIENT_SECRET")
+    for institution in sis.institutions:
+        try:
+            midaz_credentials(settings, institution)
+        except MissingCredentials:
+            missing.append(f"ESTEIRA_SISBAJUD__INSTITUTIONS[{institution.id}]"
+                           ".client_id/client_secret")
     if missing:
         raise MissingCredentials(f"SISBAJUD executor: set {', '.join(missing)}")
 
@@ -98,15 +105,22 @@ async def ensure_tick_schedule(client: Client, settings: Settings) -> str:
     return schedule_id
 
 
-async def claim_institutions(sessions: async_sessionmaker[AsyncSession],
-                             settings: Settings) -> None:
-    """Create configured institutions unknown to the store, owned by our M2M subject."""
-    async with sessions() as session:
-        for institution in settings.sisbajud.institutions:
-            await insert_ignore(session, SisbajudInstitution, {
-                "institution_id": institution.id, "created_at": utcnow(),
-                "owner_subject": settings.sisbajud.m2m_subject}, ["institution_id"])
-        await session.commit()
+async def claim_institutions(sessions: async_sessionmaker[AsyncSession], settings: Settings,
+                             http: httpx.AsyncClient | None = None) -> None:
+    """Create configured institutions unknown to the store, owned by the subject of the token
+    each one's Midaz issues us (an unreachable one is claimed by its first order instead)."""
+    if http is None:
+        return
+    for institution in settings.sisbajud.institutions:
+        try:
+            subject = await MidazClient.for_institution(http, settings, institution).subject()
+        except UpstreamError as exc:
+            log.warning("Institution %s not claimed yet: %s", institution.id, exc)
+            continue
+        if subject:
+            async with sessions() as session:
+                await record_owner(session, institution.id, subject)
+                await session.commit()
 
 
 def activities(settings: Settings, sessions: async_sessionmaker[AsyncSession],
@@ -119,6 +133,7 @@ def activities(settings: Settings, sessions: async_sessionmaker[AsyncSession],
     tick = TickActivities(settings, sessions, http, temporal)
     reconcile = ReconcileActivities(settings, sessions, http)
     return [orders.fetch_order, orders.begin_revision, orders.check_ownership, orders.settle,
+            orders.queue_result,
             plans.plan_block, plans.plan_release, plans.plan_info,
             writes.ensure_block_account, writes.write_ledger, reconcile.reconcile_write,
             tick.ingest, tick.orphans, tick.monitor, tick.drain]

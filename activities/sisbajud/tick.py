@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -17,6 +18,7 @@ from temporalio.common import WorkflowIDReusePolicy
 
 from activities.sisbajud.clients import MensageriaClient, UpstreamError, error_code
 from activities.sisbajud.orphans import OrphanChecker
+from shared.contracts import search_attributes
 from shared.contracts.sisbajud import (
     ORDER_WORKFLOW,
     AlarmCode,
@@ -46,8 +48,13 @@ from shared.sisbajud_metrics import (
     RESULTS_SENT,
     UNCERTAIN_WRITES,
 )
+from shared.visibility import start_workflow
 
 TemporalProvider = Callable[[], Awaitable[Client]]
+# Notices (and results) in flight at once: enough to hide the round trips, few enough
+# not to crowd the Temporal frontend or the Mensageria.
+INGEST_IN_FLIGHT = 16
+SEND_IN_FLIGHT = 8
 log = logging.getLogger("esteira.sisbajud")
 
 
@@ -73,8 +80,8 @@ class TickActivities:
             begun = {o.order_id: o for o in (await session.exec(
                 select(SisbajudOrder).where(SisbajudOrder.order_id.in_(order_ids))  # type: ignore[union-attr]
             )).all()} if order_ids else {}
-        client = await self._temporal() if notices else None
-        done = failed = 0
+        duplicates: list[int | None] = []
+        by_order: dict[str, list[SisbajudNotice]] = {}
         for notice in notices:
             assert notice.order_id is not None and notice.revision is not None
             order = begun.get(notice.order_id)
@@ -83,34 +90,64 @@ class TickActivities:
                         and order.revision == notice.revision)
             if (order is not None and order.run_id and order.revision >= notice.revision
                     and not deferred):
-                await self._mark(notice.id, "DUPLICATE")
-                done += 1
-                continue
-            try:
-                assert client is not None
-                await client.start_workflow(
-                    ORDER_WORKFLOW, RunOrderInput(order_id=notice.order_id,
-                                                  options=request.options),
-                    id=order_workflow_id(notice.order_id), task_queue=request.task_queue,
-                    # A closed run of the same order may be followed by a new one.
-                    id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-                    start_signal="notice",
-                    start_signal_args=[NoticeSignal(revision=notice.revision,
-                                                    notice_id=notice.id)])
-            except Exception as exc:  # one bad notice must not stop the batch
-                failed += 1
-                log.warning("Could not hand notice %s to its order: %s", notice.id, exc,
-                            extra=props(NoticeId=notice.id, OrderId=notice.order_id))
-                continue
-            await self._mark(notice.id, "INGESTED")
-            done += 1
-        return StageResult(stage=StageName.INGEST, ok=failed == 0, done=done, failed=failed)
+                duplicates.append(notice.id)
+            else:
+                by_order.setdefault(notice.order_id, []).append(notice)
+        handed: list[int | None] = []
+        try:
+            if by_order:
+                client = await self._temporal()
+                # Orders concurrently (each hands over its own notices in the order they
+                # came), so a batch takes a few round trips instead of one per notice.
+                gate = asyncio.Semaphore(INGEST_IN_FLIGHT)
+                await asyncio.gather(*(self._hand_over(client, gate, request, pending, handed)
+                                       for pending in by_order.values()))
+        finally:
+            # Marked only once their order was started or signalled; one not marked (a crash)
+            # is handed over again on the next tick, which its order takes as a redelivery.
+            await self._mark({"DUPLICATE": duplicates, "INGESTED": handed})
+        failed = len(notices) - len(duplicates) - len(handed)
+        return StageResult(stage=StageName.INGEST, ok=failed == 0,
+                           done=len(duplicates) + len(handed), failed=failed)
 
-    async def _mark(self, notice_id: int | None, state: str) -> None:
+    async def _hand_over(self, client: Client, gate: asyncio.Semaphore, request: TickInput,
+                         notices: list[SisbajudNotice], handed: list[int | None]) -> None:
+        """Signal-with-start one order's notices in turn; appends each one handed over."""
+        async with gate:
+            for notice in notices:
+                assert notice.order_id is not None and notice.revision is not None
+                try:
+                    await start_workflow(
+                        client, ORDER_WORKFLOW, RunOrderInput(order_id=notice.order_id,
+                                                              options=request.options),
+                        search_attributes=search_attributes.sisbajud_order(notice.order_id),
+                        memo=search_attributes.summary_memo(
+                            f"Court order {notice.order_id}, from notice {notice.id} "
+                            f"(revision {notice.revision})"),
+                        id=order_workflow_id(notice.order_id), task_queue=request.task_queue,
+                        # A closed run of the same order may be followed by a new one.
+                        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                        start_signal="notice",
+                        start_signal_args=[NoticeSignal(revision=notice.revision,
+                                                        notice_id=notice.id)])
+                except Exception as exc:  # one bad notice must not stop the batch
+                    log.warning("Could not hand notice %s to its order: %s", notice.id, exc,
+                                extra=props(NoticeId=notice.id, OrderId=notice.order_id))
+                    # Its later revisions wait too, so an order never sees them out of order.
+                    return
+                handed.append(notice.id)
+
+    async def _mark(self, states: dict[str, list[int | None]]) -> None:
+        """One UPDATE per outcome, one commit: notices still ACCEPTED take their new state."""
+        if not any(states.values()):
+            return
         async with self._sessions() as session:
-            await session.exec(update(SisbajudNotice).where(  # type: ignore[call-overload]
-                SisbajudNotice.id == notice_id, SisbajudNotice.state == "ACCEPTED",
-            ).values(state=state, ingested_at=utcnow()))
+            for state, ids in states.items():
+                if ids:
+                    await session.exec(update(SisbajudNotice).where(  # type: ignore[call-overload]
+                        SisbajudNotice.id.in_(ids),  # type: ignore[union-attr]
+                        SisbajudNotice.state == "ACCEPTED",
+                    ).values(state=state, ingested_at=utcnow()))
             await session.commit()
 
     @activity.defn(name="sisbajud-stage-orphans")
@@ -148,16 +185,34 @@ class TickActivities:
                 select(SisbajudOutbox).where(SisbajudOutbox.state == "PENDING",
                                              SisbajudOutbox.next_attempt_at <= utcnow())
                 .order_by(SisbajudOutbox.id).limit(request.batch_size))).all()
-        done = failed = 0
+        by_order: dict[str, list[SisbajudOutbox]] = {}
         for row in rows:
-            if await self._send(row):
-                done += 1
-            else:
-                failed += 1
-        await self._measure()
-        return StageResult(stage=StageName.DRAIN, done=done, failed=failed)
+            by_order.setdefault(row.order_id, []).append(row)
+        outcomes: list[tuple[SisbajudOutbox, str, dict, str]] = []
+        gate = asyncio.Semaphore(SEND_IN_FLIGHT)
 
-    async def _send(self, row: SisbajudOutbox) -> bool:
+        async def send_order(pending: list[SisbajudOutbox]) -> None:
+            # One order's results leave one at a time, in the order they were queued.
+            async with gate:
+                for row in pending:
+                    outcomes.append((row, *await self._send(row)))
+
+        try:
+            errors = [e for e in await asyncio.gather(
+                *(send_order(pending) for pending in by_order.values()),
+                return_exceptions=True) if e is not None]
+        finally:
+            # Whatever was sent is recorded, in one commit, even if the stage is cancelled;
+            # a row sent and not recorded goes again under the same key.
+            await self._record(outcomes)
+        if errors:
+            raise errors[0]
+        done = sum(outcome == "sent" for _, outcome, _, _ in outcomes)
+        await self._measure()
+        return StageResult(stage=StageName.DRAIN, done=done, failed=len(rows) - done)
+
+    async def _send(self, row: SisbajudOutbox) -> tuple[str, dict, str]:
+        """POST one result; (outcome, the row's new values, the failure's detail)."""
         try:
             response = await self._mensageria.post_result(row.order_id, row.idempotency_key,
                                                           row.payload)
@@ -168,26 +223,32 @@ class TickActivities:
         values: dict = {"attempts": row.attempts + 1, "last_status": status}
         if status is not None and 200 <= status < 300:
             values.update(state="SENT", sent_at=utcnow(), last_error=None)
-            outcome = "sent"
-        elif UpstreamError(status).retryable:
+            return "sent", values, detail
+        if UpstreamError(status).retryable:
             sis = self._settings.sisbajud
             delay = min(sis.outbox_retry_initial_seconds * 2 ** row.attempts,
                         sis.outbox_retry_max_seconds)
             values.update(next_attempt_at=utcnow() + timedelta(seconds=delay), last_error=detail)
-            outcome = "retry"
-        else:
-            values.update(state="PARKED", last_error=detail)
-            outcome = "parked"
+            return "retry", values, detail
+        values.update(state="PARKED", last_error=detail)
+        return "parked", values, detail
+
+    async def _record(self, outcomes: list[tuple[SisbajudOutbox, str, dict, str]]) -> None:
+        """Each sent row's new state (and an alarm per refused one) in one commit."""
+        if not outcomes:
+            return
         async with self._sessions() as session:
-            await session.exec(update(SisbajudOutbox).where(  # type: ignore[call-overload]
-                SisbajudOutbox.id == row.id, SisbajudOutbox.state == "PENDING").values(**values))
-            if outcome == "parked":
-                await raise_alarm(session, AlarmCode.RESULT_REJECTED.value,
-                                  f"Mensageria refused result {row.idempotency_key}: {detail}",
-                                  order_id=row.order_id)
+            for row, outcome, values, detail in outcomes:
+                await session.exec(update(SisbajudOutbox).where(  # type: ignore[call-overload]
+                    SisbajudOutbox.id == row.id, SisbajudOutbox.state == "PENDING"
+                ).values(**values))
+                if outcome == "parked":
+                    await raise_alarm(session, AlarmCode.RESULT_REJECTED.value,
+                                      f"Mensageria refused result {row.idempotency_key}: "
+                                      f"{detail}", order_id=row.order_id)
             await session.commit()
-        RESULTS_SENT.labels(outcome).inc()
-        return outcome == "sent"
+        for _, outcome, _, _ in outcomes:
+            RESULTS_SENT.labels(outcome).inc()
 
     async def _measure(self) -> None:
         async with self._sessions() as session:

@@ -4,10 +4,26 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, Inexact, InvalidOperation, localcontext
 from typing import Any
 
 from shared.contracts.sisbajud import Operation, Order, ResultPayload
+
+CENT = Decimal("0.01")
+
+
+def money(amount: Decimal | int | str) -> str:
+    """The one format amounts leave in, to Midaz and the Mensageria: `850` -> `"850.00"`.
+
+    Two places; an amount finer than a cent keeps its digits rather than being rounded
+    (money is never changed by formatting)."""
+    value = Decimal(str(amount))
+    with localcontext() as context:
+        context.traps[Inexact] = True
+        try:
+            return f"{value.quantize(CENT):f}"
+        except Inexact:
+            return f"{value.normalize():f}"
 
 
 class InvalidOrder(ValueError):
@@ -56,6 +72,10 @@ def _camel(name: str) -> str:
 
 
 def result_to_wire(result: ResultPayload) -> dict[str, Any]:
-    """camelCase JSON, decimals as strings, absent fields left out."""
+    """camelCase JSON, amounts as `money` strings, absent fields left out."""
     data = result.model_dump(mode="json", exclude_none=True)
+    for name in data:
+        value = getattr(result, name)
+        if isinstance(value, Decimal):
+            data[name] = money(value)
     return {_camel(key): value for key, value in data.items()}

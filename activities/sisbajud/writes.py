@@ -20,6 +20,7 @@ from activities.sisbajud.clients import (
 )
 from activities.sisbajud.errors import SisbajudErrorCode, fail
 from activities.sisbajud.plans import upstream_errors
+from activities.sisbajud.wire import money
 from shared.contracts.sisbajud import BLOCK_ACCOUNT_TYPE
 from shared.contracts.sisbajud_ledger import (
     BlockAccountResult,
@@ -140,15 +141,15 @@ def _transaction_body(request: WriteInput, asset: str,
                       routes: ActionRoutes | None = None) -> dict[str, Any]:
     order = request.order
     legs = [{"accountAlias": leg.account_alias,
-             "amount": {"asset": asset, "value": str(leg.amount)}} for leg in request.legs]
+             "amount": {"asset": asset, "value": money(leg.amount)}} for leg in request.legs]
     block = [{"accountAlias": request.block_alias,
-              "amount": {"asset": asset, "value": str(request.total)}}]
+              "amount": {"asset": asset, "value": money(request.total)}}]
     sources, destinations = (legs, block) if request.kind == WriteKind.BLOCK else (block, legs)
     body: dict[str, Any] = {
         "description": f"SISBAJUD {order.operation.value} {order.order_id} r{order.revision}",
         "metadata": {"code": request.idempotency_key, "orderId": order.order_id,
                      "orderRevision": order.revision, "operation": order.operation.value},
-        "send": {"asset": asset, "value": str(request.total),
+        "send": {"asset": asset, "value": money(request.total),
                  "source": {"from": sources}, "distribute": {"to": destinations}},
     }
     if routes is not None:

@@ -11,6 +11,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
 
 from services.api.signer_probes import SignerProbes
+from services.worker.readiness import worker_probes
 from shared.readiness import Probe, store_probe, temporal_probe
 from shared.settings import Settings
 
@@ -47,5 +48,6 @@ class ApiContext:
         except Exception:
             # The store is down: its own probe says so; domain probes can't be listed.
             domain = []
-        return [store_probe(self.engine), temporal_probe(self.temporal), *domain,
+        return [store_probe(self.engine), temporal_probe(self.temporal),
+                *worker_probes(self.settings, self.sessions, self.temporal), *domain,
                 *self.extra_probes]

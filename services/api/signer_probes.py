@@ -1,9 +1,8 @@
-"""The signer's readiness checks: each input folder's watcher, each profile's certificate."""
+"""The signer's readiness checks: each input folder's watcher, each profile as a worker saw it."""
 
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 from sqlalchemy import func
@@ -11,27 +10,30 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from activities.signer.health import check_profile
-from activities.signer.lacuna.health import folder_gone, method_health
+from activities.signer.health_reporter import recorded_health
+from activities.signer.lacuna.health import folder_gone
 from shared.db.signer_models import InputFolderState, Job, SigningProfile
 from shared.metrics_signer import QUEUE_DEPTH
 from shared.readiness import Probe
 from shared.settings import Settings
 
-# Opening a PFX costs ~80 ms: a probe hammered by an orchestrator reuses a recent answer.
-PROFILE_CHECK_TTL_SECONDS = 30.0
+NO_PROFILE = "signing-profile:none"
 
 
 class SignerProbes:
-    """Builds the probes from the current folders and profiles on every evaluation."""
+    """Builds the probes from the current folders and profiles on every evaluation.
+
+    Profiles are judged by what a worker found when it opened their keys: this process never
+    opens a key or loads a PKCS#11 module.
+    """
 
     def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession]) -> None:
         self.settings = settings
         self.sessions = sessions
-        self._profile_cache: dict[str, tuple[float, bool, str]] = {}
 
     async def probes(self) -> list[Probe]:
-        """`input-folder:<name>` (gating) and `signing-profile:<name>` (not gating)."""
+        """`input-folder:<name>` (gating), `signing-profile:<name>` (not gating), and
+        `signing-profile:none` (gating) when no profile is enabled."""
         async with self.sessions() as session:
             profiles = (await session.exec(select(SigningProfile))).all()
             states = {s.name: s for s in (await session.exec(select(InputFolderState))).all()}
@@ -41,7 +43,10 @@ class SignerProbes:
                          owners.get(folder.name.lower()), states.get(folder.name))
             for folder in self.settings.effective_inputs
         ]
-        probes += [self._profile(p) for p in profiles if p.enabled]
+        enabled = [p for p in profiles if p.enabled]
+        probes += [self._profile(p) for p in enabled]
+        if not enabled:
+            probes.append(no_profile_probe())
         return probes
 
     def _folder(self, name: str, path: Path, owner: str | None,
@@ -62,18 +67,23 @@ class SignerProbes:
 
     def _profile(self, profile: SigningProfile) -> Probe:
         async def run() -> tuple[bool, str]:
-            cached = self._profile_cache.get(profile.name)
-            if not (cached and time.monotonic() - cached[0] < PROFILE_CHECK_TTL_SECONDS):
-                health = await method_health(await check_profile(profile), profile,
-                                             self.settings)
-                cached = (time.monotonic(), health.ok, health.detail)
-                self._profile_cache[profile.name] = cached
+            ok, detail = await recorded_health(profile, self.sessions)
             # Read on every probe: binding another Signer folder clears it without a restart.
-            if cached[1] and (gone := await folder_gone(profile, self.sessions)):
+            if ok and (gone := await folder_gone(profile, self.sessions)):
                 return False, gone
-            return cached[1], cached[2]
+            return ok, detail
 
         return Probe(f"signing-profile:{profile.name}", run, gating=False)
+
+
+def no_profile_probe() -> Probe:
+    """Fails readiness: with no enabled profile nothing can be signed."""
+
+    async def run() -> tuple[bool, str]:
+        return False, ("no signing profile is configured and enabled "
+                       "(ESTEIRA_SIGNING__PROFILES); nothing is signed")
+
+    return Probe(NO_PROFILE, run)
 
 
 async def refresh_queue_depth(sessions: async_sessionmaker[AsyncSession]) -> None:

@@ -59,7 +59,9 @@ class SessionCodec:
         if not value or "." not in value:
             return None
         body, signature = value.rsplit(".", 1)
-        if not hmac.compare_digest(signature, self._sign(body)):
+        # Bytes, not str: compare_digest raises on non-ASCII str, and a cookie holds whatever
+        # the client sent.
+        if not hmac.compare_digest(signature.encode(), self._sign(body).encode()):
             return None
         try:
             data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))

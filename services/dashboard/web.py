@@ -54,11 +54,12 @@ def render(request: Request, template: str, status_code: int = 200, **values) ->
             **values}
     response = TEMPLATES.TemplateResponse(request, template, page, status_code=status_code)
     if flash:
-        response.delete_cookie(FLASH_COOKIE, path="/")
+        response.delete_cookie(FLASH_COOKIE, path="/", httponly=True, samesite="strict",
+                               secure=request.app.state.dashboard_auth.secure_cookies)
     return response
 
 
-def redirect(url: str, *, notice: str | None = None,
+def redirect(request: Request, url: str, *, notice: str | None = None,
              error: EsteiraError | None = None) -> RedirectResponse:
     """303 to `url`, carrying a notice (or a refusal with its code) for the next page."""
     response = RedirectResponse(url, status_code=303)
@@ -66,7 +67,9 @@ def redirect(url: str, *, notice: str | None = None,
         flash = ({"kind": "error", "text": error.message, "code": str(error.code)} if error
                  else {"kind": "ok", "text": notice, "code": None})
         value = base64.urlsafe_b64encode(json.dumps(flash).encode()).decode()
-        response.set_cookie(FLASH_COOKIE, value, httponly=True, samesite="strict", path="/")
+        # Secure like the session cookie: a notice can carry what an operator just typed.
+        response.set_cookie(FLASH_COOKIE, value, httponly=True, samesite="strict", path="/",
+                            secure=request.app.state.dashboard_auth.secure_cookies)
     return response
 
 

@@ -19,7 +19,7 @@ from services.banner_signer import signer_rows_and_panel
 from services.bootstrap import bootstrap
 from services.dev.live_view import ConsoleRouter, live_console
 from services.dev.supervisor import ChildSpec, Supervisor
-from services.dev.temporal_server import dev_server_args
+from services.dev.temporal_server import LOOPBACK, dev_server_args
 from services.process import retry_until, stop_event
 from services.simulators.lacuna.dev import lacuna_dev_env
 from shared.auth import ensure_generated_api_key
@@ -47,6 +47,7 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
     stop = stop_event()
     booted_at, console = utcnow(), ConsoleRouter()
     data_dir = settings.data_dir.resolve()
+    _check_api_key_source(settings)
     lock = _lock_data_dir(data_dir)
     _check_ports_free(settings)
     generated = settings.api_key is None and ensure_generated_api_key(settings.api_key_file)
@@ -72,8 +73,13 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
     drained = asyncio.Event()  # systemd's watchdog is fed until every child has drained
     try:
         watchdog = asyncio.create_task(systemd_notify.keep_watchdog_fed(drained))
-        await supervisor.start(ChildSpec("temporal", dev_server_args(settings),
-                                         foreign_output=True, stop_timeout=20))
+        # Without UI write actions the UI listens on a loopback port behind a read-only door.
+        ui_upstream = None if settings.temporal_server.ui_write_actions else _free_loopback_port()
+        await supervisor.start(ChildSpec(
+            "temporal", dev_server_args(settings, ui_upstream_port=ui_upstream),
+            foreign_output=True, stop_timeout=20))
+        if ui_upstream is not None:
+            await supervisor.start(_ui_door_spec(settings, ui_upstream, child_env))
         if not await _wait_for_temporal(settings, stop):
             return 0
         warnings = await bootstrap(settings)
@@ -130,6 +136,28 @@ def _service_specs(env: dict[str, str], *, simulators: bool) -> list[ChildSpec]:
         ChildSpec("api", [*cli, "api"], env),
         ChildSpec("webhook", [*cli, "webhook"], env),
     ]
+
+
+def _ui_door_spec(settings: Settings, upstream_port: int, env: dict[str, str]) -> ChildSpec:
+    return ChildSpec("temporal-ui", [
+        sys.executable, "-m", "services.dev.temporal_ui_proxy",
+        settings.temporal_server.bind_host, str(settings.ports.temporal_ui),
+        f"http://{LOOPBACK}:{upstream_port}"], env)
+
+
+def _free_loopback_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((LOOPBACK, 0))
+        return probe.getsockname()[1]
+
+
+def _check_api_key_source(settings: Settings) -> None:
+    """Only Development may generate the API key: elsewhere it must be configured."""
+    if settings.environment != "Development" and not (
+            settings.api_key is not None and settings.api_key.get_secret_value()):
+        raise DevStartupError(
+            f"ESTEIRA_API_KEY is required when ESTEIRA_ENVIRONMENT={settings.environment}: "
+            "`esteira dev` generates a key only in Development.")
 
 
 def _lock_data_dir(data_dir: Path):

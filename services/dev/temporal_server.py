@@ -7,7 +7,10 @@ import shutil
 import sys
 from pathlib import Path
 
+from services.search_attributes import dev_server_flags
 from shared.settings import Settings
+
+LOOPBACK = "127.0.0.1"
 
 
 class TemporalCliNotFoundError(RuntimeError):
@@ -30,15 +33,25 @@ def find_temporal_cli() -> str:
     )
 
 
-def dev_server_args(settings: Settings) -> list[str]:
-    """Command line of the dev server: persistent, WAL, timers on time, UI on its port."""
+def dev_server_args(settings: Settings, *, ui_upstream_port: int | None = None) -> list[str]:
+    """Command line of the dev server: persistent, WAL, timers on time, UI on its port.
+
+    With `ui_upstream_port` the Web UI listens there on loopback, for the read-only door
+    (`temporal_ui_proxy`) to publish it on the configured UI port.
+    """
     db_file = settings.data_dir.resolve() / "temporal" / "temporal.db"
     db_file.parent.mkdir(parents=True, exist_ok=True)
+    bind = settings.temporal_server.bind_host
+    ui_ip, ui_port = ((LOOPBACK, ui_upstream_port) if ui_upstream_port is not None
+                      else (bind, settings.ports.temporal_ui))
     return [
         find_temporal_cli(), "server", "start-dev",
-        "--ip", settings.host,
+        # No authentication on either: loopback unless ESTEIRA_TEMPORAL_SERVER__BIND_HOST.
+        "--ip", bind,
         "--port", str(settings.ports.temporal),
-        "--ui-port", str(settings.ports.temporal_ui),
+        "--ui-ip", ui_ip,
+        "--ui-port", str(ui_port),
+        "--ui-disable-news-fetch",
         "--db-filename", str(db_file),
         "--namespace", settings.temporal.namespace,
         "--log-level", "warn",
@@ -48,4 +61,5 @@ def dev_server_args(settings: Settings) -> list[str]:
         "--sqlite-pragma", "synchronous=normal",
         # Timers fire ~1 s late by default on the dev server; 10ms keeps short waits short.
         "--dynamic-config-value", 'history.timerProcessorMaxTimeShift="10ms"',
+        *dev_server_flags(),
     ]

@@ -12,6 +12,13 @@ from shared.errors import ErrorCode, EsteiraError
 
 PUBLIC_SERVICES = ("/grpc.health.v1.Health/",)
 METADATA_KEY = "x-api-key"
+# A refusal's handler, by (client streams, server streams): the same kind as the method's.
+_DENY_KINDS = {
+    (False, False): grpc.unary_unary_rpc_method_handler,
+    (False, True): grpc.unary_stream_rpc_method_handler,
+    (True, False): grpc.stream_unary_rpc_method_handler,
+    (True, True): grpc.stream_stream_rpc_method_handler,
+}
 
 
 class ApiKeyInterceptor(grpc.aio.ServerInterceptor):
@@ -29,18 +36,26 @@ class ApiKeyInterceptor(grpc.aio.ServerInterceptor):
         if method.startswith(PUBLIC_SERVICES):
             return await continuation(handler_call_details)
         presented = dict(handler_call_details.invocation_metadata or ()).get(METADATA_KEY)
-        if presented is None:
-            return _deny(EsteiraError(ErrorCode.AUTH_MISSING_KEY,
-                                      f"The {METADATA_KEY} metadata is required."))
-        if keys_match(presented, self._api_key):
+        if presented is not None and keys_match(presented, self._api_key):
             return await continuation(handler_call_details)
-        return _deny(EsteiraError(ErrorCode.AUTH_INVALID_KEY, "The API key is not valid."))
+        # Building the handler reads nothing from the call: it only says which kind to deny.
+        handler = await continuation(handler_call_details)
+        if presented is None:
+            error = EsteiraError(ErrorCode.AUTH_MISSING_KEY,
+                                 f"The {METADATA_KEY} metadata is required.")
+        else:
+            error = EsteiraError(ErrorCode.AUTH_INVALID_KEY, "The API key is not valid.")
+        return _deny(error, handler)
 
 
-def _deny(error: EsteiraError) -> grpc.RpcMethodHandler:
-    """A handler that refuses with the same code and details as any other refusal."""
+def _deny(error: EsteiraError, handler: grpc.RpcMethodHandler | None) -> grpc.RpcMethodHandler:
+    """A handler of the method's own kind that refuses before reading any request."""
+    # A unary handler on a client-streaming method would wait for a first message: an empty
+    # stream then hung until the client's deadline instead of being refused.
 
     async def abort(_request, context: grpc.aio.ServicerContext) -> None:
         await context.abort_with_status(error_status(error))
 
-    return grpc.unary_unary_rpc_method_handler(abort)
+    streams_in = handler is not None and handler.request_streaming
+    streams_out = handler is not None and handler.response_streaming
+    return _DENY_KINDS[streams_in, streams_out](abort)

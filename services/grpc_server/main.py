@@ -18,7 +18,9 @@ from services.grpc_server.auth import ApiKeyInterceptor
 from services.grpc_server.gen.esteira.v1 import pickup_pb2, system_pb2, system_pb2_grpc
 from services.grpc_server.pickup import add_pickup
 from services.grpc_server.signer import add_signer
+from services.grpc_server.sisbajud import add_sisbajud
 from services.grpc_server.system import SystemServicer
+from services.grpc_server.tls import add_port
 from services.process import stop_event
 from shared.auth import resolve_api_key
 from shared.db.engine import create_engine, session_factory
@@ -53,6 +55,7 @@ def build_server(settings: Settings, sessions: async_sessionmaker[AsyncSession],
     system_pb2_grpc.add_SystemServiceServicer_to_server(SystemServicer(settings, sessions), server)
     add_pickup(server, settings, sessions)
     services = [add_signer(server, settings, sessions, temporal),
+                add_sisbajud(server, settings, sessions, temporal, api_key),
                 system_pb2.DESCRIPTOR.services_by_name["SystemService"].full_name,
                 pickup_pb2.DESCRIPTOR.services_by_name["PickupService"].full_name]
     health_servicer = health.aio.HealthServicer()
@@ -84,11 +87,12 @@ async def run_grpc(settings: Settings) -> None:
     grpc_server = build_server(settings, sessions, lazy_temporal(settings),
                                resolve_api_key(settings))
     address = f"{settings.host}:{settings.ports.grpc}"
-    grpc_server.server.add_insecure_port(address)
     try:
+        add_port(grpc_server.server, address, settings.grpc)
         async with registered_instance(sessions, "grpc"):
             await grpc_server.start()
-            log.info("gRPC server listening on %s", address)
+            log.info("gRPC server listening on %s (%s)", address,
+                     "TLS" if settings.grpc.tls else "plaintext")
             await stop.wait()
             await grpc_server.health.enter_graceful_shutdown()
             await grpc_server.server.stop(SHUTDOWN_GRACE_SECONDS)

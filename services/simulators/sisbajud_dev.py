@@ -10,7 +10,8 @@ from fastapi import FastAPI
 
 from services.simulators.mensageria import create_app as mensageria_app
 from services.simulators.midaz import create_app as midaz_app
-from shared.settings import Settings
+from services.simulators.oauth import OAuthClient
+from shared.settings import DEV_M2M_CLIENT_ID, DEV_M2M_CLIENT_SECRET, Settings
 
 DEMO_DOCUMENT = "12345678900"
 DEMO_ORDER_ID = "0190a000-0000-7000-8000-00000000d001"
@@ -18,16 +19,21 @@ log = logging.getLogger("esteira.simulator")
 
 
 async def serve_midaz(settings: Settings, *, demo: bool = True) -> None:
-    """Midaz with the ledger of every institution that points at the simulator."""
-    app = midaz_app()
+    """Midaz with the ledger of every institution that points at the simulator, each owned
+    by the subject the simulator issues to the institutions' clients (all of them known)."""
+    subject = settings.sisbajud.m2m_subject
+    app = midaz_app(tokens=(), clients=dict(
+        _client_of(i.client_id, i.client_secret, subject)
+        for i in settings.sisbajud.institutions))
     async with _client(app) as sim:
         for institution in settings.sisbajud.institutions:
             if institution.base_url is not None:
                 continue
             ids = {"organizationId": institution.organization_id,
                    "ledgerId": institution.ledger_id}
-            (await sim.post("/_sim/bootstrap", json={**ids, "assets": [institution.asset_code]}
-                            )).raise_for_status()
+            (await sim.post("/_sim/bootstrap", json={
+                **ids, "assets": [institution.asset_code],
+                "ledgerMetadata": {institution.owner_metadata_key: subject}})).raise_for_status()
             if demo:
                 await _demo_subject(sim, ids)
     await _serve(app, settings, settings.ports.midaz, "Midaz")
@@ -35,7 +41,9 @@ async def serve_midaz(settings: Settings, *, demo: bool = True) -> None:
 
 async def serve_mensageria(settings: Settings, *, demo: bool = True) -> None:
     """The Mensageria, holding one demo BLOQUEIO order for the first institution."""
-    app = mensageria_app()
+    sis = settings.sisbajud
+    app = mensageria_app(tokens=(), clients=dict([_client_of(
+        sis.mensageria_client_id, sis.mensageria_client_secret, sis.m2m_subject)]))
     if demo and settings.sisbajud.institutions:
         async with _client(app) as sim:
             (await sim.post("/_sim/orders", json={
@@ -57,6 +65,12 @@ async def _demo_subject(sim: httpx.AsyncClient, ids: dict[str, str]) -> None:
             "document": DEMO_DOCUMENT, "accountId": account["account"]["id"],
             "bankingDetails": {"branch": "0001", "account": alias.removeprefix("@"),
                                "type": kind}})
+
+
+def _client_of(client_id: str | None, secret, subject: str) -> tuple[str, OAuthClient]:
+    """The executor's configured client, or the dev default it falls back to."""
+    return (client_id or DEV_M2M_CLIENT_ID, OAuthClient(
+        secret.get_secret_value() if secret is not None else DEV_M2M_CLIENT_SECRET, subject))
 
 
 def _client(app: FastAPI) -> httpx.AsyncClient:

@@ -42,6 +42,9 @@ class FolderWatcher:
         self.max_failures = max_failures
         self.failures = 0
         self.status = FolderStatus.STARTING
+        # Enqueues fail in parallel: each count is saved under this lock, in the order it was
+        # reached, so the stored count is never overtaken by an older one.
+        self._saving = asyncio.Lock()
         # The owning profile as last read (once per poll interval, not once per file).
         self._profile: SigningProfile | None = None
 
@@ -138,20 +141,22 @@ class FolderWatcher:
             log.debug("Not re-enqueued %s: %s", path, result.message)
 
     async def _failed(self, reason: str) -> None:
-        self.failures += 1
-        log.warning("Folder %s: %s (%s/%s consecutive failures)", self.folder.name, reason,
-                    self.failures, self.max_failures,
-                    extra=props(Folder=self.folder.name, Failures=self.failures))
-        if self.failures >= self.max_failures:
-            log.critical("Folder %s watcher stopped after %s consecutive failures: %s",
-                         self.folder.name, self.failures, reason)
-            await self._set(FolderStatus.STOPPED, reason)
-        else:
+        async with self._saving:
+            self.failures += 1
+            log.warning("Folder %s: %s (%s/%s consecutive failures)", self.folder.name, reason,
+                        self.failures, self.max_failures,
+                        extra=props(Folder=self.folder.name, Failures=self.failures))
+            if self.failures >= self.max_failures:
+                if self.status is not FolderStatus.STOPPED:
+                    log.critical("Folder %s watcher stopped after %s consecutive failures: %s",
+                                 self.folder.name, self.failures, reason)
+                self.status = FolderStatus.STOPPED
             await self.states.save(self.folder.name, self.status, reason, self.failures)
 
     async def _set(self, status: FolderStatus, error: str | None = None) -> None:
-        self.status = status
-        await self.states.save(self.folder.name, status, error, self.failures)
+        async with self._saving:
+            self.status = status
+            await self.states.save(self.folder.name, status, error, self.failures)
 
 
 async def _cancel(task: asyncio.Task | None) -> None:

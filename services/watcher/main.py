@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sqlmodel import select
 
+from activities.signer import engine as engine_module
 from activities.signer.enqueue import Enqueuer
 from activities.signer.lacuna.client import LacunaClient
 from activities.signer.lacuna.discovery import SignerFolderScanner, run_scans
@@ -52,6 +53,8 @@ async def run_watcher(settings: Settings) -> None:
             for folder in settings.effective_inputs
         }
         lacuna = LacunaClient.from_settings(settings)
+        # A SignerFolder scan opens the holder's key (a token's module only if configured).
+        engine_module.allow_pkcs11_modules(settings.signing.pkcs11_modules)
         # Signer folders are input folders of another kind: the watcher discovers them too.
         scans = [run_scans(SignerFolderScanner(repository, enqueuer, lacuna), stop,
                            settings.signer.folder_scan_interval_seconds)] \

@@ -51,7 +51,8 @@ async def run_worker(settings: Settings, domains: list[str]) -> None:
                                      Pausable=domain_worker.pausable))
             log.info("Worker started for domains %s", ",".join(domains),
                      extra=props(Domains=domains))
-            await asyncio.gather(stop.wait(), *(gate.run(stop) for gate in gated))
+            await asyncio.gather(stop.wait(), *(gate.run(stop) for gate in gated),
+                                 *(task(stop) for task in deps.background))
             log.info("Worker stopping; in-flight activities get %ss",
                      int(GRACEFUL_SHUTDOWN.total_seconds()))
     finally:

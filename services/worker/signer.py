@@ -17,6 +17,7 @@ from activities.signer.lacuna.methods import RemoteMethods
 from activities.signer.pipeline import SigningActivities
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree
+from services.parent_death import exit_with
 from services.worker.domains import DomainWorker, WorkerDeps
 from shared.contracts.signer import task_queues
 from shared.db.signer_models import SigningProfile
@@ -31,7 +32,9 @@ async def build_signer(deps: WorkerDeps) -> list[DomainWorker]:
     concurrency = await _concurrency(deps)
     # Processes, not threads: pyHanko's signing is CPU-bound Python and threads don't scale it.
     pool = ProcessPoolExecutor(max_workers=min(concurrency, os.cpu_count() or 1),
-                               mp_context=multiprocessing.get_context("spawn"))
+                               mp_context=multiprocessing.get_context("spawn"),
+                               # A killed worker must not leave its signing processes behind.
+                               initializer=exit_with, initargs=(os.getpid(),))
     deps.resources.callback(pool.shutdown, wait=True, cancel_futures=True)
     storage = StorageTree(settings.storage_root,
                           read_attempts=settings.pipeline.input_read_attempts)

@@ -14,7 +14,7 @@ from activities.sisbajud.setup import (
 from services.worker.domains import DomainWorker, WorkerDeps
 from shared.temporal import connect
 from workflows.sisbajud.order import SisbajudOrderWorkflow
-from workflows.sisbajud.tick import SisbajudTickWorkflow
+from workflows.sisbajud.tick import SisbajudTickWorkflow, stage_task_queue
 
 
 async def build_sisbajud(deps: WorkerDeps) -> list[DomainWorker]:
@@ -24,12 +24,18 @@ async def build_sisbajud(deps: WorkerDeps) -> list[DomainWorker]:
     http = await deps.resources.enter_async_context(
         httpx.AsyncClient(timeout=settings.sisbajud.http_timeout_seconds))
     client = await connect(settings)
-    await claim_institutions(deps.sessions, settings)
+    await claim_institutions(deps.sessions, settings, http)
     await ensure_tick_schedule(client, settings)
 
     async def temporal() -> Client:
         return client
 
+    # Unsandboxed like the signer's: the sandbox re-imported the workflow modules for every
+    # order run, a quarter of this worker's CPU (bench/sisbajud_webhook.py --profile); the
+    # replay tests guard determinism.
+    every = activities(settings, deps.sessions, http, temporal)
     return [DomainWorker(settings.sisbajud.task_queue,
                          workflows=[SisbajudOrderWorkflow, SisbajudTickWorkflow],
-                         activities=activities(settings, deps.sessions, http, temporal))]
+                         activities=every, unsandboxed=True),
+            # The tick's stages on their own queue: the drain is not starved by the orders.
+            DomainWorker(stage_task_queue(settings.sisbajud.task_queue), activities=every)]

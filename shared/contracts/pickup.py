@@ -214,6 +214,9 @@ class TimerInput(_Frozen):
     entity_id: int
     version: int = 0
     deadline: datetime
+    # For the Temporal UI's SchoolId / StudentId (older payloads lack them).
+    school_id: int | None = None
+    student_id: int | None = None
 
 
 class TimerResult(_Frozen):

@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.errors import EsteiraError
+
 DOMAIN = "sisbajud"
 TASK_QUEUE = "sisbajud-v1"
 ORDER_WORKFLOW = "sisbajud-order"
@@ -38,6 +40,21 @@ def write_idempotency_key(order_id: str, revision: int) -> str:
 def result_idempotency_key(order_id: str, revision: int, seq: int) -> str:
     """`<orderId>:<orderRevision>:<seq>`: one key per result the revision sends."""
     return f"{order_id}:{revision}:{seq}"
+
+
+class ProgressStep(StrEnum):
+    """A non-final result a revision sends once, named by the last part of its key."""
+
+    ACCEPTED = "accepted"
+    EXECUTING = "executing"
+    AWAITING_PARENT = "awaiting-parent"
+    AWAITING_DEFERRAL = "awaiting-deferral"
+    AWAITING_PERSON = "awaiting-person"
+
+
+def progress_idempotency_key(order_id: str, revision: int, step: ProgressStep) -> str:
+    """`<orderId>:<orderRevision>:<step>`, e.g. `…:1:accepted`: sent once per revision."""
+    return f"{order_id}:{revision}:{step.value}"
 
 
 def block_account_alias(order_id: str) -> str:
@@ -119,6 +136,7 @@ class AlarmCode(StrEnum):
     LEDGER_OVERDRAFT_TOUCHED = "ledger.overdraft-touched"
     LEDGER_WRITE_DEFERRED = "ledger.write-deferred"
     LEDGER_ORPHAN_OPERATION = "ledger.orphan-operation"
+    ORPHAN_SCAN_FAILED = "ledger.orphan-scan-failed"
     RESULT_REJECTED = "result.rejected"
 
 
@@ -138,6 +156,36 @@ class HumanDisposition(StrEnum):
     """`humanDisposition` of a decision: what the executor holds while a person decides."""
 
     HELD_MONEY_MOVED = "HELD_MONEY_MOVED"
+
+
+class SisbajudApiErrorCode(StrEnum):
+    """Stable codes the operator surface (REST, gRPC, dashboard) answers with."""
+
+    DECISION_NOT_OPEN = "sisbajud.decision-not-open"
+    SAME_ACTOR = "sisbajud.same-actor"
+    PROPOSAL_MISMATCH = "sisbajud.proposal-mismatch"
+    NOT_PARKED = "sisbajud.not-parked"
+    NOTICE_UNUSABLE = "sisbajud.notice-unusable"
+    ALREADY_ACKNOWLEDGED = "sisbajud.already-acknowledged"
+    ACTOR_NOT_CREDENTIAL = "sisbajud.actor-not-credential"
+    OPERATOR_INVALID = "sisbajud.operator-invalid"
+
+
+SISBAJUD_HTTP_STATUS: dict[str, int] = {
+    SisbajudApiErrorCode.DECISION_NOT_OPEN: 409,
+    SisbajudApiErrorCode.SAME_ACTOR: 409,
+    SisbajudApiErrorCode.PROPOSAL_MISMATCH: 409,
+    SisbajudApiErrorCode.NOT_PARKED: 409,
+    SisbajudApiErrorCode.NOTICE_UNUSABLE: 409,
+    SisbajudApiErrorCode.ALREADY_ACKNOWLEDGED: 409,
+    SisbajudApiErrorCode.ACTOR_NOT_CREDENTIAL: 422,
+    SisbajudApiErrorCode.OPERATOR_INVALID: 401,
+}
+
+
+def sisbajud_error(code: SisbajudApiErrorCode, message: str) -> EsteiraError:
+    """An `EsteiraError` carrying a sisbajud code and its status."""
+    return EsteiraError(code, message, status=SISBAJUD_HTTP_STATUS[code])
 
 
 class Order(_Frozen):
@@ -311,6 +359,13 @@ class SettleInput(_Frozen):
     resolution: ResolveDecisionInput | None = None
     close_decisions: bool = False
     detail: str = ""
+
+
+class QueueResultInput(_Frozen):
+    """Put a progress result in the outbox under its key (a second time does nothing)."""
+
+    result: ResultPayload
+    result_key: str
 
 
 class SettleResult(_Frozen):

@@ -73,6 +73,9 @@ class SisbajudWrite(SQLModel, table=True):
     """A ledger write this executor registered before sending (`metadata.code` = key)."""
 
     __tablename__ = "sisbajud_writes"
+    # The orphan check's reads: accounts written lately, and a keyset sweep over all of them.
+    __table_args__ = (Index("ix_sisbajud_writes_updated_at", "updated_at"),
+                      Index("ix_sisbajud_writes_block_alias", "block_alias"))
 
     idempotency_key: str = Field(primary_key=True, max_length=140)
     order_id: str = Field(max_length=100, index=True)
@@ -137,6 +140,10 @@ class SisbajudAlarm(SQLModel, table=True):
     webhook_id: str | None = Field(default=None, max_length=200)
     message: str
     details: dict[str, Any] = _json()
+    # Set once an operator looked at it: who (from the credential), when, and why.
+    acknowledged_at: datetime | None = _ts()
+    acknowledged_by: str | None = Field(default=None, max_length=200)
+    acknowledgement_reason: str | None = None
 
 
 class SisbajudHumanDecision(SQLModel, table=True):
@@ -160,6 +167,12 @@ class SisbajudHumanDecision(SQLModel, table=True):
     resolution_reason: str | None = None
     resolution: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON,
                                                                              nullable=True))
+    # A resolution that moves or frees money, proposed by one person and waiting for a
+    # second, different one to confirm it (the body of the proposed resolution).
+    proposed_at: datetime | None = _ts()
+    proposed_by: str | None = Field(default=None, max_length=200)
+    proposal_reason: str | None = None
+    proposal: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
 class SisbajudOrphan(SQLModel, table=True):
@@ -179,6 +192,10 @@ class SisbajudOrphan(SQLModel, table=True):
     amount: str | None = Field(default=None, max_length=40)
     operation_at: datetime | None = _ts()
     found_at: datetime = _ts(nullable=False, index=True)
+    # Set once an operator looked at it: who (from the credential), when, and why.
+    acknowledged_at: datetime | None = _ts()
+    acknowledged_by: str | None = Field(default=None, max_length=200)
+    acknowledgement_reason: str | None = None
 
 
 class SisbajudRoutingDocument(SQLModel, table=True):
@@ -190,4 +207,19 @@ class SisbajudRoutingDocument(SQLModel, table=True):
     document: dict[str, Any] = _json()
     version: int = 1
     updated_by: str | None = Field(default=None, max_length=200)
+    updated_at: datetime = _ts(nullable=False)
+
+
+class SisbajudOrphanScan(SQLModel, table=True):
+    """The orphan check's cursors (one row): where the per-tick read and the sweep stand."""
+
+    __tablename__ = "sisbajud_orphan_scan"
+
+    id: int = Field(default=1, primary_key=True)
+    # Operations up to this moment were read on every block account written within the window.
+    recent_until: datetime | None = _ts()
+    # The sweep over every block account resumes after this alias (None: from the start).
+    sweep_after: str | None = Field(default=None, max_length=100)
+    # Set when a scan first fails (its alarm is raised then), cleared by the next clean scan.
+    failing_since: datetime | None = _ts()
     updated_at: datetime = _ts(nullable=False)

@@ -11,12 +11,18 @@ MASK = "***"
 
 # Pairs such as `password=hunter2`, `"pin": "1234"`, `X-API-Key: abc`, `Bearer abc`: the value
 # is a secret whatever its source, so lines from libraries and exceptions are covered too.
+# A bare word, a colon and a space is prose ("No webhook secret: set ESTEIRA_…"), not a pair:
+# `key: value` counts only when quoted, unspaced, or a header name (`X-API-Key:`).
+_KEY = r"""[\w-]*?(?:api[_-]?key|x-api-key|password|passwd|pwd|(?<![a-z])pin(?![a-z])
+        |token|secret|hmac[_-]?secret|client[_-]?secret|authorization|whsec)[\w-]*"""
 _PAIR = re.compile(
-    r"""(?ix)
-    (?P<key>[\w-]*?(?:api[_-]?key|x-api-key|password|passwd|pwd|pin|token|secret|hmac[_-]?secret
-        |client[_-]?secret|authorization|whsec)[\w-]*)
-    (?P<sep>["']?\s*[:=]\s*["']?)
-    (?P<value>(?:bearer\s+|basic\s+)?[^\s"',;&}]+)
+    rf"""(?ix)
+    (?:
+        (?P<key>{_KEY})(?P<sep>\s*=\s*["']?|:(?!\s)["']?|:\s*["'])
+      | (?P<qkey>["']{_KEY}["'])(?P<qsep>\s*[:=]\s*["']?)
+      | (?P<hkey>(?:[a-z]+-)+{_KEY}|authorization|proxy-authorization)(?P<hsep>:\s*)
+    )
+    (?P<value>(?:bearer\s+|basic\s+)?[^\s"',;&}}]+)
     """
 )
 # `pin` only as a whole word part, so `mapping` or `ping` are not taken for secrets.
@@ -47,9 +53,15 @@ class SecretMasker:
         """Return `text` with every secret replaced."""
         if self._pattern is not None:
             text = self._pattern.sub(MASK, text)
-        text = _PAIR.sub(lambda m: f"{m['key']}{m['sep']}{MASK}", text)
+        text = _PAIR.sub(_mask_pair, text)
         text = _BEARER.sub(lambda m: f"{m[1]} {MASK}", text)
         return _WHSEC.sub(MASK, text)
+
+
+def _mask_pair(match: re.Match[str]) -> str:
+    key, sep = next((match[k], match[s]) for k, s in (("key", "sep"), ("qkey", "qsep"),
+                                                      ("hkey", "hsep")) if match[k])
+    return f"{key}{sep}{MASK}"
 
 
 def secret_values(model: BaseModel) -> list[str]:

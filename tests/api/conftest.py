@@ -8,6 +8,7 @@ import httpx
 import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
+from activities.signer.health_reporter import ProfileHealthReporter
 from services.api.app import create_app
 from services.api.context import ApiContext
 from services.bootstrap import bootstrap
@@ -18,9 +19,15 @@ API_KEY = "test-api-key-0123456789"
 
 
 async def make_context(settings: Settings, temporal_env: WorkflowEnvironment) -> ApiContext:
-    """An ApiContext on the test's bootstrapped database and the session's Temporal server."""
+    """An ApiContext on the test's bootstrapped database and the session's Temporal server.
+
+    No worker runs here: readiness requires none (tests of worker readiness ask for it), and
+    the profiles are checked once as a worker would, since the API only reads that finding.
+    """
     await bootstrap(settings)
+    settings.readiness.worker_domains = []
     engine = create_engine(settings.sqlalchemy_url)
+    await ProfileHealthReporter(settings, session_factory(engine), "test-worker").report_once()
 
     async def client():
         return temporal_env.client

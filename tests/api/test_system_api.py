@@ -8,6 +8,7 @@ from unittest import mock
 import httpx
 from temporalio.client import Client
 
+from activities.signer.health_reporter import ProfileHealthReporter
 from services.api.app import create_app
 from shared.db.engine import create_engine, session_factory
 from shared.db.signer_models import InputFolderState, SigningProfile
@@ -132,6 +133,8 @@ async def test_degraded_profile_is_shown_but_does_not_fail_readiness(settings, t
     async with context.sessions() as session:
         profile = await session.get(SigningProfile, "default")
         Path(profile.pfx_password_file).write_text("wrong password")
+    # A worker opens the key and records the verdict; the API only shows it.
+    await ProfileHealthReporter(settings, context.sessions, "worker-2").report_once()
     async with _client(context) as api:
         response = await api.get("/api/ready/details", headers=AUTH)
     assert response.status_code == 200

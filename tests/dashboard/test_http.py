@@ -5,18 +5,21 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
+import httpx
 import pytest
 from sqlmodel import select
 
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.repository import JobRepository
+from services.api.app import create_app
 from services.dashboard.session import SESSION_COOKIE, SessionCodec
+from services.dashboard.web import FLASH_COOKIE
 from shared.db.models import Instance, OperationalEvent, PipelineState, utcnow
 from shared.db.signer_models import Job
 from shared.db.sisbajud_models import SisbajudHumanDecision
 from shared.instances import instance_id
 from shared.settings import InputFolderSettings
-from tests.api.conftest import API_KEY
+from tests.api.conftest import API_KEY, make_context
 from tests.dashboard.conftest import csrf_of, sign_in
 
 # Session and CSRF rules don't depend on the store: one backend is enough for those.
@@ -111,6 +114,49 @@ async def test_an_expired_or_forged_session_is_sent_back_to_login(web):
     assert (await web.get("/jobs")).status_code == 303
     web.cookies.set(SESSION_COOKIE, fresh)
     assert (await web.get("/jobs")).status_code == 200
+
+
+@sqlite_only
+async def test_a_non_ascii_session_cookie_is_sent_back_to_login(web):
+    fresh, _ = SessionCodec.from_settings(web.context.settings, API_KEY).issue(
+        "operator", utcnow())
+    body, signature = fresh.rsplit(".", 1)
+    for value in (f"{body}.{signature[:-1]}é", f"{body}é.{signature}", "é.é", "ação"):
+        raw = f"{SESSION_COOKIE}={value}".encode()
+        answer = await web.get("/jobs", headers={"Cookie": raw})
+        assert answer.status_code == 303, value
+        assert answer.headers["location"] == "/login?next=%2Fjobs"
+        polled = await web.get("/jobs/rows", headers={"Cookie": raw, "HX-Request": "true"})
+        assert polled.status_code == 401, value
+
+
+@sqlite_only
+async def test_cookies_are_secure_when_configured_the_flash_notice_too(settings, temporal_env):
+    settings.pipeline.task_queue_suffix = f"-dash-{uuid.uuid4().hex[:8]}"
+    settings.dashboard.secure_cookies = True
+    context = await make_context(settings, temporal_env)
+    transport = httpx.ASGITransport(app=create_app(context))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="https://esteira") as web:
+            signed_in = await sign_in(web)
+            assert signed_in.status_code == 303
+            assert "secure" in _set_cookie(signed_in, SESSION_COOKIE)
+            token = csrf_of((await web.get("/system")).text)
+            paused = await web.post("/system/pause", data={"csrf_token": token})
+            assert paused.status_code == 303
+            flags = _set_cookie(paused, FLASH_COOKIE)
+            assert "secure" in flags and "httponly" in flags and "samesite=strict" in flags
+            shown = await web.get("/system")
+            assert "Pipeline paused." in shown.text
+            assert "secure" in _set_cookie(shown, FLASH_COOKIE)  # the deletion matches it
+    finally:
+        await context.engine.dispose()
+
+
+def _set_cookie(answer: httpx.Response, name: str) -> str:
+    """The lower-cased Set-Cookie header the answer carries for `name`."""
+    return next(h for h in answer.headers.get_list("set-cookie")
+                if h.startswith(name + "=")).lower()
 
 
 @sqlite_only

@@ -100,7 +100,7 @@ async def test_the_snapshot_reads_the_store(settings):
                                     profile_name="default", format=fmt, status=status,
                                     completed_at=completed), "test row")
     async with sessions() as session:
-        session.add(PipelineState(id=1, paused=True, reason="lunch", version=1))
+        await session.merge(PipelineState(id=1, paused=True, reason="lunch", version=1))
         await session.commit()
     try:
         snap = await read_snapshot(sessions, booted_at=booted, uptime_seconds=5,

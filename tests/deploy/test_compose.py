@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import http.server
+import ipaddress
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -19,7 +22,7 @@ from tests.deploy.targets import COMPOSE_FILE, REPO, compose, esteira_services, 
 # (compose/config/compose_spec.json), vendored because no registry package ships it alone.
 SCHEMA = json.loads((REPO / "tests" / "deploy" / "schemas" / "compose-spec.json").read_text())
 SECRETS = ("POSTGRES_PASSWORD", "ESTEIRA_API_KEY", "ESTEIRA_SISBAJUD__HUB_WEBHOOK_SECRETS",
-           "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN")
+           "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_ID", "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_SECRET")
 
 
 def _errors(document: dict) -> list[str]:
@@ -105,6 +108,85 @@ def test_logs_go_to_deploy_docker_logs_on_the_host():
         mounts = dict(v.rsplit(":", 1) for v in service["volumes"])
         assert mounts["./deploy/docker/logs"] == "/var/log/esteira", name
     assert "ESTEIRA_LOGGING__DIRECTORY=/var/log/esteira" in (REPO / "Dockerfile").read_text()
+
+
+# `${NAME:-default}`, `${NAME-default}`, `${NAME}`, `$NAME` as Compose interpolates them.
+_VARIABLE = re.compile(r"\$\{(\w+)(?:(:?-)([^}]*))?\}|\$(\w+)")
+
+
+def _interpolate(value: str, environ: dict[str, str]) -> str:
+    def one(match: re.Match) -> str:
+        name = match[1] or match[4]
+        if match[2] == ":-" and not environ.get(name):
+            return match[3]
+        if match[2] == "-" and name not in environ:
+            return match[3]
+        return environ.get(name, "")
+
+    return _VARIABLE.sub(one, value)
+
+
+def _published(environ: dict[str, str]) -> dict[str, list[str | None]]:
+    """Each service's published host addresses (None: every interface of the host)."""
+    found: dict[str, list[str | None]] = {}
+    for name, service in compose()["services"].items():
+        for entry in service.get("ports", []):
+            found.setdefault(name, []).append(_host_ip(entry, environ))
+    return found
+
+
+def _host_ip(entry: str | int | dict, environ: dict[str, str]) -> str | None:
+    if isinstance(entry, dict):  # long syntax
+        return _interpolate(str(entry["host_ip"]), environ) if "host_ip" in entry else None
+    spec = _interpolate(str(entry), environ).split("/")[0]
+    if spec.startswith("["):  # [::1]:8080:8080
+        return spec[1:spec.index("]")]
+    parts = spec.split(":")
+    # `PORT` or `HOST_PORT:PORT` publish on every interface.
+    return parts[0] if len(parts) == 3 else None
+
+
+def _loopback(address: str | None) -> bool:
+    return address is not None and ipaddress.ip_address(address).is_loopback
+
+
+def test_every_published_port_is_on_loopback_by_default():
+    published = _published({})
+    assert {"api", "grpc", "webhook", "temporal-ui"} <= set(published)
+    for name, addresses in published.items():
+        assert all(_loopback(a) for a in addresses), f"{name} publishes on {addresses}"
+    # A host network would bypass publishing: the image binds 0.0.0.0 inside.
+    for name, service in compose()["services"].items():
+        assert service.get("network_mode") != "host", name
+
+
+def test_publishing_further_is_one_setting_and_the_ui_stays_on_loopback():
+    published = _published({"ESTEIRA_PUBLISH_HOST": "0.0.0.0"})
+    for name in ("api", "grpc", "webhook"):
+        assert published[name] == ["0.0.0.0"], name
+    # The Temporal UI has no sign-in: never published beyond this host.
+    assert published["temporal-ui"] == ["127.0.0.1"]
+
+
+def test_the_loopback_check_catches_a_port_on_every_interface():
+    for entry in ("8080:8080", "8080", 8080, "0.0.0.0:8080:8080", {"target": 8080}):
+        assert not _loopback(_host_ip(entry, {})), entry
+    for entry in ("127.0.0.1:1:1", "[::1]:1:1/tcp", {"target": 1, "host_ip": "127.0.0.1"}):
+        assert _loopback(_host_ip(entry, {})), entry
+
+
+def test_docker_compose_itself_renders_loopback_ports():
+    binary = shutil.which("docker-compose")
+    if binary is None:
+        pytest.skip("docker-compose is not installed: the file is checked as YAML only")
+    environ = {k: v for k, v in os.environ.items() if k != "ESTEIRA_PUBLISH_HOST"}
+    environ.update({name: "x" for name in (*SECRETS, "ESTEIRA_SISBAJUD__MENSAGERIA_URL",
+                                           "ESTEIRA_SISBAJUD__INSTITUTIONS")})
+    rendered = subprocess.run([binary, "-f", str(COMPOSE_FILE), "config"], env=environ,
+                              capture_output=True, text=True, timeout=120, check=True).stdout
+    ports = re.findall(r"^\s*- (\S+:\d+:\d+\S*)$", rendered, flags=re.MULTILINE)
+    assert len(ports) == 4, rendered
+    assert all(_loopback(_host_ip(port, {})) for port in ports), ports
 
 
 def _dockerfile_stages() -> set[str]:

@@ -27,7 +27,7 @@ from tests.deploy.targets import (
 REQUIRED = {
     "ESTEIRA_API_KEY", "ESTEIRA_DATABASE_URL", "TEMPORAL_ADDRESS",
     "ESTEIRA_SISBAJUD__HUB_WEBHOOK_SECRETS", "ESTEIRA_SISBAJUD__MENSAGERIA_URL",
-    "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN",
+    "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_ID", "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_SECRET",
     # Has a default, but it is the dev ledger of the Midaz simulator.
     "ESTEIRA_SISBAJUD__INSTITUTIONS",
 }
@@ -38,6 +38,7 @@ OPTIONAL = {
     "ESTEIRA_STORAGE__INPUTS": "an implicit `inbox` folder",
     "ESTEIRA_SIGNING__PROFILES": "profiles are seeded once, then managed through the API",
     "ESTEIRA_SIGNING__ENCRYPTION_PASSPHRASE": "only for profiles that encrypt",
+    "ESTEIRA_SIGNING__PKCS11_MODULES": "only for profiles that sign through a PKCS#11 token",
     "ESTEIRA_NOTIFICATIONS__SMTP_HOST": "approval e-mails, only where approvals are used",
     "ESTEIRA_NOTIFICATIONS__SMTP_PORT": "approval e-mails, only where approvals are used",
     "ESTEIRA_NOTIFICATIONS__PUBLIC_URL": "approval e-mails, only where approvals are used",
@@ -56,6 +57,10 @@ OPTIONAL = {
     "ESTEIRA_PICKUP__NOTIFICATION_WEBHOOK_URL": "only where guardians are notified",
     "ESTEIRA_DASHBOARD__OPERATORS": "dashboard sign-in; the API key works without it",
     "ESTEIRA_DASHBOARD__SESSION_SECRET": "derived from the API key",
+    "ESTEIRA_GRPC__TLS_CERT_FILE": "gRPC over TLS; plaintext behind a loopback port otherwise",
+    "ESTEIRA_GRPC__TLS_KEY_FILE": "gRPC over TLS; plaintext behind a loopback port otherwise",
+    "ESTEIRA_GRPC__TLS_CLIENT_CA_FILE": "only for mutual TLS on gRPC",
+    "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN_URL": "defaults to the Mensageria URL + /oauth/token",
 }
 
 
@@ -88,7 +93,8 @@ def test_every_setting_without_a_default_is_classified():
 
 def test_the_walk_sees_nested_and_temporal_settings():
     found = without_default()
-    assert {"ESTEIRA_API_KEY", "TEMPORAL_ADDRESS", "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN"} <= found
+    assert {"ESTEIRA_API_KEY", "TEMPORAL_ADDRESS",
+            "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_SECRET"} <= found
 
 
 def test_compose_sets_every_required_setting_in_every_service():

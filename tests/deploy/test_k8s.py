@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import kubernetes_validate
 import pytest
 import yaml
@@ -20,6 +22,10 @@ from tests.deploy.targets import (
 )
 
 K8S_VERSION = "1.30.0"
+# Prometheus Operator resources the Kubernetes schemas lack; checked by their own tests here
+# (ServiceMonitor) and in tests/deploy/test_alerts.py (PrometheusRule).
+CUSTOM_KINDS = {("monitoring.coreos.com/v1", "PrometheusRule"),
+                ("monitoring.coreos.com/v1", "ServiceMonitor")}
 SERVICES = {"api", "grpc", "webhook", "watcher", "worker-signer", "worker-sisbajud",
             "worker-pickup"}
 IMAGE = "registry.example.internal/esteira"
@@ -44,7 +50,10 @@ def _matches(selector: dict, labels: dict) -> bool:
 
 def test_every_rendered_manifest_is_valid_kubernetes(overlay):
     _, docs = overlay
+    assert {(d["apiVersion"], d["kind"]) for d in docs} & CUSTOM_KINDS == CUSTOM_KINDS
     for doc in docs:
+        if (doc["apiVersion"], doc["kind"]) in CUSTOM_KINDS:
+            continue
         try:
             kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
         except kubernetes_validate.ValidationError as exc:
@@ -82,6 +91,18 @@ def test_probes_hit_the_api_routes_that_exist(overlay):
     assert webhook["readinessProbe"]["httpGet"]["path"] == "/health"
     [grpc] = _containers(_by_kind(docs, "Deployment")["esteira-grpc"])
     assert grpc["readinessProbe"]["grpc"]["port"] == 50051
+
+
+def test_prometheus_scrapes_the_api_metrics_route(overlay):
+    _, docs = overlay
+    [monitor] = _by_kind(docs, "ServiceMonitor").values()
+    assert set(monitor["spec"]) == {"selector", "endpoints"}
+    [service] = [s for s in _by_kind(docs, "Service").values()
+                 if _matches(monitor["spec"]["selector"]["matchLabels"], s["metadata"]["labels"])]
+    assert service["metadata"]["name"] == "esteira-api"
+    [endpoint] = monitor["spec"]["endpoints"]
+    assert endpoint["port"] in {p["name"] for p in service["spec"]["ports"]}
+    assert endpoint["path"] == "/api/metrics" in {r.path for r in system_router.routes}
 
 
 def test_every_reference_resolves(overlay):
@@ -207,3 +228,252 @@ def test_the_renderer_refuses_what_it_does_not_render(tmp_path):
 def test_the_base_renders_on_its_own():
     names = {d["metadata"]["name"] for d in build(K8S / "base")}
     assert "esteira-migrate" in names and "esteira-data" in names
+
+
+# --- the rules an operator expects of every pod ---------------------------------------------
+
+WORKERS = {"esteira-worker-signer", "esteira-worker-sisbajud", "esteira-worker-pickup"}
+# Pods that serve nothing have no port to probe; Temporal notices a lost worker by heartbeats.
+UNPROBED = WORKERS | {"esteira-watcher"}
+# Where the image's processes write (Python's tempfile; the Dockerfile's log directory).
+WRITABLE_PATHS = ("/tmp", "/var/log/esteira")
+SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSPHRASE", "PIN", "CREDENTIAL",
+                "DATABASE_URL")
+PLATFORM = K8S / "platform"
+TEMPORAL_CLIENTS = {"api", "grpc", "watcher", "worker-signer", "worker-sisbajud",
+                    "worker-pickup", "migrate"}
+TEMPORAL_FRONTEND_LABELS = {"app.kubernetes.io/name": "temporal",
+                            "app.kubernetes.io/component": "frontend"}
+DATABASE = ("postgres", {"app.kubernetes.io/name": "postgresql"})
+
+
+def _pods(docs: list[dict]) -> dict[str, dict]:
+    """Pod templates of every Deployment and Job, by workload name."""
+    return {d["metadata"]["name"]: d["spec"]["template"] for d in docs
+            if d["kind"] in ("Deployment", "Job")}
+
+
+def _all_containers(pod_spec: dict) -> list[dict]:
+    return pod_spec["containers"] + pod_spec.get("initContainers", [])
+
+
+def _quantity(value: str | int) -> float:
+    factors = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "m": 1e-3, "k": 1e3,
+               "M": 1e6, "G": 1e9}
+    text = str(value)
+    for suffix, factor in factors.items():
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * factor
+    return float(text)
+
+
+def test_every_container_requests_what_it_may_use_and_no_more_than_its_limit(overlay):
+    _, docs = overlay
+    for name, template in _pods(docs).items():
+        for container in _all_containers(template["spec"]):
+            resources = container["resources"]
+            for resource in ("cpu", "memory"):
+                assert 0 < _quantity(resources["requests"][resource]) \
+                    <= _quantity(resources["limits"][resource]), (name, resource)
+
+
+def test_every_listening_container_is_probed_on_a_port_it_declares(overlay):
+    _, docs = overlay
+    for name, doc in _by_kind(docs, "Deployment").items():
+        [container] = _containers(doc)
+        ports = container.get("ports", [])
+        if not ports:
+            assert name in UNPROBED, f"{name}: nothing to probe but not a documented exception"
+            continue
+        declared = {p["name"] for p in ports} | {p["containerPort"] for p in ports}
+        for kind in ("livenessProbe", "readinessProbe"):
+            probe = container[kind]
+            [handler] = [probe[h] for h in ("httpGet", "grpc", "tcpSocket") if h in probe]
+            assert handler["port"] in declared, (name, kind)
+
+
+def test_each_worker_has_one_disruption_budget_and_one_autoscaler(overlay):
+    name, docs = overlay
+    deployments = _by_kind(docs, "Deployment")
+    budgets = _by_kind(docs, "PodDisruptionBudget").values()
+    autoscalers = _by_kind(docs, "HorizontalPodAutoscaler").values()
+    assert set(deployments) >= WORKERS
+    for worker in WORKERS:
+        labels = deployments[worker]["spec"]["template"]["metadata"]["labels"]
+        [budget] = [b for b in budgets if _matches(b["spec"]["selector"]["matchLabels"], labels)]
+        # One at a time: a drain proceeds (0 would block it) and never empties the queue.
+        assert budget["spec"]["maxUnavailable"] == 1
+        [scaler] = [a for a in autoscalers if a["spec"]["scaleTargetRef"]["name"] == worker]
+        if name == "prod":
+            assert scaler["spec"]["minReplicas"] >= 2, "a drained worker must leave a poller"
+
+
+def _security_violations(pod_spec: dict) -> list[str]:
+    """What keeps a pod from running non-root on a read-only root filesystem."""
+    found = []
+    context = pod_spec.get("securityContext", {})
+    if context.get("runAsNonRoot") is not True or not context.get("runAsUser"):
+        found.append("pod may run as root")
+    volumes = {v["name"]: v for v in pod_spec.get("volumes", [])}
+    for container in _all_containers(pod_spec):
+        name, own = container["name"], container.get("securityContext", {})
+        if own.get("readOnlyRootFilesystem") is not True:
+            found.append(f"{name}: writable root filesystem")
+        if own.get("allowPrivilegeEscalation") is not False or own.get("privileged"):
+            found.append(f"{name}: may escalate privileges")
+        if own.get("capabilities", {}).get("drop") != ["ALL"]:
+            found.append(f"{name}: keeps Linux capabilities")
+        if own.get("runAsUser") == 0 or own.get("runAsNonRoot") is False:
+            found.append(f"{name}: runs as root")
+        mounts = {m["mountPath"]: m for m in container.get("volumeMounts", [])}
+        for path in WRITABLE_PATHS:
+            mount = mounts.get(path)
+            volume = volumes.get(mount["name"], {}) if mount else {}
+            if mount is None or mount.get("readOnly") or not (
+                    "emptyDir" in volume or "persistentVolumeClaim" in volume):
+                found.append(f"{name}: {path} is not a writable volume")
+    return found
+
+
+def test_pods_run_as_non_root_on_a_read_only_root_with_writable_volumes(overlay):
+    _, docs = overlay
+    for name, template in _pods(docs).items():
+        assert _security_violations(template["spec"]) == [], name
+
+
+def test_the_security_rule_catches_a_root_pod_and_a_missing_tmp():
+    template = _pods(rendered("prod"))["esteira-api"]["spec"]
+    template["securityContext"]["runAsNonRoot"] = False
+    container = template["containers"][0]
+    container["securityContext"]["readOnlyRootFilesystem"] = False
+    container["volumeMounts"] = [m for m in container["volumeMounts"] if m["mountPath"] != "/tmp"]
+    assert _security_violations(template) == [
+        "pod may run as root", "api: writable root filesystem",
+        "api: /tmp is not a writable volume"]
+
+
+def _literal_secrets(pod_spec: dict, secret_keys: set[str]) -> list[str]:
+    """Secret-looking variables with a literal value or taken from anything but a Secret."""
+    found = []
+    for container in _all_containers(pod_spec):
+        for source in container.get("envFrom", []):
+            if not set(source) <= {"configMapRef", "secretRef", "prefix"}:
+                found.append(f"{container['name']}: envFrom {sorted(source)}")
+        for var in container.get("env", []):
+            secret_like = var["name"] in secret_keys or any(
+                word in var["name"] for word in SECRET_WORDS)
+            if secret_like and "secretKeyRef" not in var.get("valueFrom", {}):
+                found.append(f"{container['name']}: {var['name']}")
+    return found
+
+
+def test_secrets_reach_containers_only_from_secret_objects(overlay):
+    _, docs = overlay
+    # The Secret is created out of band (secret.env.example); no manifest carries values.
+    assert "Secret" not in {d["kind"] for d in docs}
+    keys = env_file_keys(SECRET_KEYS_FILE)
+    for name, template in _pods(docs).items():
+        assert _literal_secrets(template["spec"], keys) == [], name
+
+
+def test_the_secret_rule_catches_a_literal_token():
+    template = _pods(rendered("prod"))["esteira-worker-sisbajud"]["spec"]
+    template["containers"][0]["env"] = [
+        {"name": "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN", "value": "hunter2"},
+        {"name": "ESTEIRA_API_KEY", "valueFrom": {"configMapKeyRef": {"name": "x", "key": "k"}}},
+        {"name": "ESTEIRA_DATABASE_URL",
+         "valueFrom": {"secretKeyRef": {"name": "esteira-secrets", "key": "url"}}}]
+    assert _literal_secrets(template, env_file_keys(SECRET_KEYS_FILE)) == [
+        "worker-sisbajud: ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN", "worker-sisbajud: ESTEIRA_API_KEY"]
+
+
+# --- NetworkPolicies that keep Temporal's frontend and the database private ------------------
+
+def _selects(selector: dict, labels: dict) -> bool:
+    """A Kubernetes label selector (matchLabels and matchExpressions) against `labels`."""
+    if not _matches(selector.get("matchLabels", {}), labels):
+        return False
+    for expression in selector.get("matchExpressions", []):
+        key, operator, values = expression["key"], expression["operator"], \
+            expression.get("values", [])
+        if operator == "In" and labels.get(key) not in values:
+            return False
+        if operator == "NotIn" and labels.get(key) in values:
+            return False
+        if operator == "Exists" and key not in labels:
+            return False
+        if operator == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def _admits(policies: list[dict], source: tuple[str, dict], target: tuple[str, dict],
+            port: int) -> bool:
+    """Kubernetes' ingress semantics: open unless a policy selects the target, then allow-list."""
+    (source_ns, source_labels), (target_ns, target_labels) = source, target
+    selecting = [p for p in policies if p["metadata"]["namespace"] == target_ns
+                 and "Ingress" in p["spec"].get("policyTypes", ["Ingress"])
+                 and _selects(p["spec"]["podSelector"], target_labels)]
+    if not selecting:
+        return True
+    for policy in selecting:
+        for rule in policy["spec"].get("ingress", []):
+            if "ports" in rule and port not in {p["port"] for p in rule["ports"]}:
+                continue
+            if "from" not in rule:
+                return True
+            for peer in rule["from"]:
+                if "ipBlock" in peer:
+                    continue
+                namespace_ok = (_selects(peer["namespaceSelector"],
+                                         {"kubernetes.io/metadata.name": source_ns})
+                                if "namespaceSelector" in peer else source_ns == target_ns)
+                if namespace_ok and _selects(peer.get("podSelector", {}), source_labels):
+                    return True
+    return False
+
+
+def _env_example_value(key: str) -> str:
+    lines = SECRET_KEYS_FILE.read_text().splitlines()
+    return next(line.split("=", 1)[1] for line in lines if line.startswith(f"{key}="))
+
+
+def test_the_platform_policies_are_valid_kubernetes():
+    docs = build(PLATFORM)
+    assert {d["kind"] for d in docs} == {"NetworkPolicy"}
+    for doc in docs:
+        kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+
+
+def test_only_esteira_clients_reach_temporal_and_the_database(overlay):
+    _, docs = overlay
+    policies = build(PLATFORM)
+    [config] = _by_kind(docs, "ConfigMap").values()
+    host, _, port = config["data"]["TEMPORAL_ADDRESS"].rpartition(":")
+    # temporal-frontend.<namespace>.svc…: the policy must sit in the namespace dialled.
+    frontend = (host.split(".")[1], TEMPORAL_FRONTEND_LABELS)
+    temporal_port = int(port)
+    database_port = urlsplit(_env_example_value("ESTEIRA_DATABASE_URL")).port
+    [namespace] = {d["metadata"]["namespace"] for d in docs if d["kind"] == "Deployment"}
+    for name, template in _pods(docs).items():
+        source = (namespace, template["metadata"]["labels"])
+        component = name.removeprefix("esteira-")
+        assert _admits(policies, source, frontend, temporal_port) == \
+            (component in TEMPORAL_CLIENTS), name
+        assert _admits(policies, source, DATABASE, database_port), name
+    strangers = [("default", {"app": "x"}), (namespace, {"app": "debug-shell"}),
+                 ("default", {"esteira.io/temporal-client": "true",
+                              "esteira.io/database-client": "true"})]
+    for stranger in strangers:
+        assert not _admits(policies, stranger, frontend, temporal_port), stranger
+        assert not _admits(policies, stranger, DATABASE, database_port), stranger
+    # Temporal's own services keep reaching their frontend.
+    assert _admits(policies, (frontend[0], {"app.kubernetes.io/component": "history"}),
+                   frontend, temporal_port)
+
+
+def test_the_policy_model_opens_unselected_pods_and_closes_selected_ones():
+    deny_all = {"metadata": {"namespace": "db"},
+                "spec": {"podSelector": {"matchLabels": {"app": "pg"}}, "policyTypes": ["Ingress"]}}
+    assert _admits([deny_all], ("a", {}), ("db", {"app": "other"}), 5432)
+    assert not _admits([deny_all], ("db", {"app": "pg"}), ("db", {"app": "pg"}), 5432)

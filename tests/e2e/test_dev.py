@@ -144,6 +144,12 @@ async def test_dev_boots_serves_stops_cleanly_and_resumes(tmp_path):
         assert "Service ready" in output and "temporal ui" in output
         assert f"http://127.0.0.1:{run.ui}" in output
         assert httpx.get(f"http://127.0.0.1:{run.ui}/", timeout=10).status_code == 200
+        ui_settings = httpx.get(f"http://127.0.0.1:{run.ui}/api/v1/settings", timeout=10)
+        assert ui_settings.json()["DisableWriteActions"] is True
+        terminate = httpx.post(f"http://127.0.0.1:{run.ui}/api/v1/namespaces/default/workflows/"
+                               "any/terminate", json={}, timeout=10)
+        assert terminate.status_code == 403
+        assert terminate.json()["code"] == "temporal-ui.read-only"
 
         login = httpx.post(f"http://127.0.0.1:{run.turnstile}/login.fcgi", timeout=10,
                            json={"login": "admin", "password": "admin"})
@@ -212,3 +218,14 @@ def test_invalid_configuration_refuses_to_start(tmp_path):
     assert result.returncode == 2
     assert "ESTEIRA_PIPELINE__MAX_CONCURRENCY" in result.stderr
     assert not (tmp_path / "data").exists()
+
+
+def test_production_refuses_to_start_without_an_api_key(tmp_path):
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ESTEIRA_")},
+           "ESTEIRA_ENVIRONMENT": "Production", "PYTHONPATH": str(REPO)}
+    result = subprocess.run([*ESTEIRA, "dev"], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 1
+    [error] = [line for line in result.stderr.splitlines() if "ESTEIRA_API_KEY" in line]
+    assert "Production" in error
+    assert not (tmp_path / "data" / "api-key").exists(), "Production never generates a key"

@@ -45,6 +45,8 @@ class Cluster(Deployment):
                "ESTEIRA_PORTS__API": str(port),
                "ESTEIRA_PIPELINE__TASK_QUEUE_SUFFIX": self.settings.pipeline.task_queue_suffix,
                "ESTEIRA_PIPELINE__HEARTBEAT_TIMEOUT_SECONDS": str(HEARTBEAT_TIMEOUT),
+               # Only signer workers run here: readiness requires no other domain's.
+               "ESTEIRA_READINESS__WORKER_DOMAINS": '["signer"]',
                "ESTEIRA_LOGGING__TO_FILE": "false",
                "TEMPORAL_ADDRESS": self.temporal_env.client.service_client.config.target_host}
         api = subprocess.Popen([sys.executable, "-m", "services.cli", "api"], env=env, cwd=REPO,

@@ -50,9 +50,16 @@ def test_a_signed_notice_becomes_a_block_and_a_result(tmp_path):
         # The demo subject has 850 of own funds outside its salary account.
         assert (order["effect"], order["reasonCode"]) == ("PARTIAL", "BLOCKED_PARTIAL")
         assert Decimal(order["executedAmount"]) == Decimal(850)
-        results = _poll(lambda: httpx.get(f"http://127.0.0.1:{run.mensageria}/_sim/results",
-                                          timeout=5).json()["keys"], "the result delivered")
-        assert results == [f"{DEMO_ORDER_ID}:1:1"]
+        final = f"{DEMO_ORDER_ID}:1:1"
+
+        def delivered():
+            keys = httpx.get(f"http://127.0.0.1:{run.mensageria}/_sim/results",
+                             timeout=5).json()["keys"]
+            return final in keys and keys
+
+        # The progress states went out before the final result, each under its own key.
+        assert _poll(delivered, "the result delivered") == sorted(
+            [final, f"{DEMO_ORDER_ID}:1:accepted", f"{DEMO_ORDER_ID}:1:executing"])
         metrics = httpx.get(f"http://127.0.0.1:{run.api}/api/metrics", timeout=5).text
         assert 'esteira_sisbajud_notices_total{code="200"}' in metrics
         assert run.stop() == 0

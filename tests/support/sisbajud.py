@@ -38,7 +38,7 @@ from shared.db.engine import create_engine, session_factory
 from shared.db.sisbajud_models import SisbajudOrder
 from shared.settings import InstitutionSettings, Settings, SisbajudSettings
 from workflows.sisbajud.order import SisbajudOrderWorkflow
-from workflows.sisbajud.tick import SisbajudTickWorkflow
+from workflows.sisbajud.tick import SisbajudTickWorkflow, stage_task_queue
 
 MIDAZ = "http://midaz.test"
 MENSAGERIA = "http://mensageria.test"
@@ -145,10 +145,12 @@ class World:
         async def temporal() -> Client:
             return client
 
-        async with Worker(client, task_queue=self.settings.sisbajud.task_queue,
+        every = activities(self.settings, self.sessions, self.http, temporal)
+        queue = self.settings.sisbajud.task_queue
+        async with Worker(client, task_queue=queue,
                           workflows=[SisbajudOrderWorkflow, SisbajudTickWorkflow],
-                          activities=activities(self.settings, self.sessions, self.http,
-                                                temporal)) as worker:
+                          activities=every) as worker, \
+                Worker(client, task_queue=stage_task_queue(queue), activities=every):
             yield worker
 
     async def start_order(self, client: Client, order_id: str, revision: int = 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 
 import pytest
@@ -18,6 +19,21 @@ def test_generated_key_is_private_and_kept_across_boots(tmp_path):
     assert len(first.strip()) >= 32
     assert ensure_generated_api_key(path) is False
     assert path.read_text() == first
+
+
+def test_generated_key_is_private_from_its_creation(tmp_path, monkeypatch):
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the key must not rely on a chmod after its creation")
+
+    path = tmp_path / "api-key"
+    path.touch(mode=0o644)  # an empty leftover, readable by all
+    monkeypatch.setattr(os, "chmod", refuse)
+    previous = os.umask(0)
+    try:
+        assert ensure_generated_api_key(path) is True
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and path.read_text().strip()
 
 
 def test_configured_key_wins_over_the_generated_file(tmp_path):

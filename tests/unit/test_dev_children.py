@@ -1,6 +1,8 @@
 """What `esteira dev` starts: stand-ins of external systems only in Development."""
 
-from services.dev.main import _service_specs
+import pytest
+
+from services.dev.main import DevStartupError, _check_api_key_source, _service_specs
 from services.simulators.lacuna.dev import lacuna_dev_env
 from shared.settings import Settings
 
@@ -21,3 +23,13 @@ def test_production_never_points_the_signer_at_the_simulator(tmp_path):
     prod = Settings(data_dir=tmp_path, environment="Production")
     assert lacuna_dev_env(dev)["ESTEIRA_SIGNER__URL"].startswith("http://")
     assert lacuna_dev_env(prod) == {}
+
+
+def test_only_development_may_generate_the_api_key(tmp_path):
+    with pytest.raises(DevStartupError, match=r"^ESTEIRA_API_KEY is required") as refused:
+        _check_api_key_source(Settings(data_dir=tmp_path, environment="Production"))
+    assert "\n" not in str(refused.value)
+    with pytest.raises(DevStartupError):
+        _check_api_key_source(Settings(data_dir=tmp_path, environment="Production", api_key=""))
+    _check_api_key_source(Settings(data_dir=tmp_path, environment="Production", api_key="k"))
+    _check_api_key_source(Settings(data_dir=tmp_path, environment="Development"))

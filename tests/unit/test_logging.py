@@ -11,7 +11,7 @@ import pytest
 from shared.logs import configure_logging, props
 from shared.logs.files import DailySizeRotatingFile
 from shared.logs.format import format_timestamp
-from shared.logs.masking import SecretMasker
+from shared.logs.masking import SecretMasker, secret_values
 from shared.settings import Settings
 
 LINE = re.compile(
@@ -91,6 +91,21 @@ def test_secret_looking_pairs_are_masked_even_when_not_configured(text, secret):
 
 def test_ordinary_words_survive_masking():
     assert SecretMasker(["abc"]).mask("the abc of signing") == "the abc of signing"
+
+
+def test_prose_after_a_secret_word_is_not_a_secret(tmp_path):
+    # The pair rule once read "secret: set" as a key and its value and logged "secret: ***".
+    from services.webhook_gateway.secrets import MissingWebhookSecretError, resolve_secrets
+
+    settings = Settings(environment="Production", data_dir=tmp_path)
+    with pytest.raises(MissingWebhookSecretError) as refused:
+        resolve_secrets(settings)
+    message = str(refused.value)
+    masker = SecretMasker(secret_values(settings))
+    assert masker.mask(message) == message
+    assert "secret: set ESTEIRA_SISBAJUD__HUB_WEBHOOK_SECRETS" in masker.mask(message)
+    assert masker.mask("the token: expired; mapping=folha ping=3") == \
+        "the token: expired; mapping=folha ping=3"
 
 
 def test_size_limit_rolls_to_a_numbered_file_and_retention_prunes(tmp_path):

@@ -45,7 +45,7 @@ async def test_pipeline_defaults_to_running_until_a_row_says_otherwise(database_
     try:
         async with sessions() as session:
             assert (await read_pipeline_state(session)).paused is False
-            session.add(PipelineState(paused=True, reason="maintenance", changed_by="op"))
+            await session.merge(PipelineState(paused=True, reason="maintenance", changed_by="op"))
             await session.commit()
         async with sessions() as session:
             state = await read_pipeline_state(session)
@@ -73,3 +73,13 @@ async def test_events_are_written_with_the_change_they_explain(database_url):
         await engine.dispose()
     assert [e.type for e in events] == ["PipelineResumed"]
     assert events[0].at.year >= 2026
+
+
+async def test_the_pause_row_exists_from_the_first_migration_so_a_claim_can_lock_it(database_url):
+    engine = create_engine(database_url)
+    try:
+        async with session_factory(engine)() as session:
+            row = await session.get(PipelineState, 1)
+    finally:
+        await engine.dispose()
+    assert row is not None and (row.paused, row.version) == (False, 0)

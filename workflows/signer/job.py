@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
+    from shared.contracts.search_attributes import JOB_STATUS, PROFILE
     from shared.contracts.signer import JobResult, JobStatus, ProcessJobInput, RunJobInput
 
 from workflows.signer.approval import ApprovalWaiting
 from workflows.signer.remote import await_signer
+from workflows.visibility import publish
 
 # A 200 MB document signs in well under this; the heartbeat, not this, detects a lost worker.
 PROCESS_TIMEOUT = timedelta(hours=2)
@@ -27,12 +31,24 @@ class SigningJobWorkflow(ApprovalWaiting):
 
     @workflow.run
     async def run(self, request: RunJobInput) -> JobResult:
-        result = await self._process(request)
-        if result.status == JobStatus.AWAITING_APPROVAL:
-            result = await self.run_with_approval(request.job_id, result,
-                                                  lambda: self._process(request))
-        if result.status == JobStatus.AWAITING_SIGNER:
-            return await await_signer(request.job_id)
+        try:
+            result = self._seen(await self._process(request))
+            if result.status == JobStatus.AWAITING_APPROVAL:
+                result = self._seen(await self.run_with_approval(
+                    request.job_id, result, lambda: self._process(request)))
+            if result.status == JobStatus.AWAITING_SIGNER:
+                return self._seen(await await_signer(request.job_id))
+            return result
+        except (asyncio.CancelledError, ActivityError) as exc:
+            if is_cancelled_exception(exc):
+                # Only an operator's cancel cancels this workflow; the row is already Canceled.
+                publish(PROFILE, JOB_STATUS.value_set(JobStatus.CANCELED))
+            raise
+
+    @staticmethod
+    def _seen(result: JobResult) -> JobResult:
+        """`JobStatus` in the Temporal UI follows each status the workflow learns."""
+        publish(PROFILE, JOB_STATUS.value_set(result.status))
         return result
 
     async def _process(self, request: RunJobInput) -> JobResult:

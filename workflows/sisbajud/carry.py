@@ -12,6 +12,8 @@ from shared.contracts.sisbajud_ledger import Plan, WriteKind, WriteOutcome
 
 # Marks runs that may continue as new: a run replaying a history from before it never does.
 CONTINUE_AS_NEW_PATCH = "sisbajud-continue-as-new"
+# Marks runs that send the progress states (ACCEPTED, EXECUTING, MONITORING, AWAITING_…).
+STATES_PATCH = "sisbajud-execution-states"
 # A run grows at least this much before it may continue as new, so a fresh run that starts
 # above a tiny threshold waits instead of continuing as new again and again.
 MIN_RUN_EVENTS = 10

@@ -9,6 +9,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
+from workflows.sisbajud.progress import send_progress
 from workflows.sisbajud.uncertain import FINAL_RESULT_SEQ, UncertainSteps
 
 with workflow.unsafe.imports_passed_through():
@@ -21,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
         HumanReason,
         Order,
         OrderState,
+        ProgressStep,
         ReasonCode,
         ResultPayload,
         SettleInput,
@@ -117,6 +119,7 @@ class OperationSteps(UncertainSteps):
                                                    revision=order.revision,
                                                    state=OrderState.WAITING_PARENT,
                                                    detail=plan.detail))
+                    await send_progress(order, ProgressStep.AWAITING_PARENT)
                 await self._roll(Wait(kind=WaitKind.PARENT, order=order, plan=plan,
                                       attempt=attempt, waits_until=waits_until))
                 await workflow.sleep(min(self._options.parent_poll_seconds, left))
@@ -188,6 +191,8 @@ class OperationSteps(UncertainSteps):
         if resume is not None and resume.outcome is not None:
             outcome = resume.outcome
         else:
+            if attempt == 0:
+                await send_progress(order, ProgressStep.EXECUTING)
             self._nudged = False  # a redelivery from now on asks for another try
             outcome = await self._send(request)
             if outcome.kind != WriteOutcomeKind.DEFERRED:
@@ -197,6 +202,7 @@ class OperationSteps(UncertainSteps):
                 alarm=AlarmCode.LEDGER_WRITE_DEFERRED,
                 detail=f"write {request.idempotency_key} deferred: {outcome.code} "
                        f"{outcome.detail}"))
+            await send_progress(order, ProgressStep.AWAITING_DEFERRAL)
         decide_at = self._decide_at(order)
         while outcome.kind == WriteOutcomeKind.DEFERRED:
             await self._roll(Wait(kind=WaitKind.DEFERRED, order=order, plan=plan,

@@ -8,9 +8,12 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from workflows.sisbajud.operations import OperationSteps
+from workflows.sisbajud.progress import send_progress
+from workflows.visibility import publish
 
 with workflow.unsafe.imports_passed_through():
     from activities.sisbajud.orders import OrderActivities
+    from shared.contracts.search_attributes import EXECUTION_STATE, INSTITUTION_ID, ORDER_ID
     from shared.contracts.sisbajud import (
         ORDER_WORKFLOW,
         AlarmCode,
@@ -26,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
         OrderRunResult,
         OrderState,
         Ownership,
+        ProgressStep,
         ResolveDecisionInput,
         ResolveDecisionResult,
         RunOrderInput,
@@ -140,12 +144,18 @@ class SisbajudOrderWorkflow(OperationSteps):
         if not begun.started:
             return
         self._executed.append(order.revision)
+        publish(ORDER_ID, INSTITUTION_ID.value_set(order.institution_id),
+                EXECUTION_STATE.value_set(OrderState.EXECUTING),
+                summary=f"{order.operation} of order {order.order_id} revision "
+                        f"{order.revision} at institution {order.institution_id}")
+        await send_progress(order, ProgressStep.ACCEPTED)
         await self._finish(order, await self._decide(order))
 
     async def _finish(self, order: Order, decision: SettleInput | None) -> None:
         if decision is not None:
             await self._settle(decision)
         if decision is not None and decision.state == OrderState.HUMAN_DECISION:
+            await send_progress(order, ProgressStep.AWAITING_PERSON)
             final = await self._await_human(order)
             if final is not None:
                 await self._settle(final)
@@ -211,6 +221,7 @@ class SisbajudOrderWorkflow(OperationSteps):
             OrderActivities.settle, request, start_to_close_timeout=STORE_TIMEOUT,
             retry_policy=STORE_RETRY)
         self._last_state = request.state
+        publish(ORDER_ID, EXECUTION_STATE.value_set(request.state))
         if request.resolution is not None:
             self._resolved[request.revision] = self._resolution_result(request)
 

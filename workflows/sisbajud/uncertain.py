@@ -40,6 +40,8 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.sisbajud.carry import CONTINUE_AS_NEW_PATCH, MIN_RUN_EVENTS, Wait, WaitKind
 
+from workflows.sisbajud.progress import states_on
+
 # A re-read that fails is tried again at the next beat; the beat goes out regardless.
 RECONCILE_TIMEOUT = timedelta(minutes=1)
 RECONCILE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3)
@@ -199,7 +201,10 @@ class UncertainSteps:
                 unchanged = unchanged + 1 if same else 1
                 last_evidence = evidence
                 next_beat += every
-                await self._settle(_heartbeat(order, plan, state, beats))
+                # Beats while the executor still re-reads say MONITORING; once the money is
+                # held for a person they say INDETERMINATE, as the seed asks.
+                watching = state != OrderState.HUMAN_DECISION and states_on()
+                await self._settle(_heartbeat(order, plan, state, beats, watching))
             if state == OrderState.HUMAN_DECISION:
                 continue
             margin_hit = decide_at is not None and now >= decide_at
@@ -239,10 +244,12 @@ class UncertainSteps:
         return not self._newer_pending(order)
 
 
-def _heartbeat(order: Order, plan: Plan, state: OrderState, beat: int) -> SettleInput:
+def _heartbeat(order: Order, plan: Plan, state: OrderState, beat: int,
+               watching: bool) -> SettleInput:
+    execution = ExecutionState.MONITORING if watching else ExecutionState.INDETERMINATE
     result = ResultPayload(
         order_id=order.order_id, order_revision=order.revision, operation=order.operation,
-        execution_state=ExecutionState.INDETERMINATE, effect=Effect.INDETERMINATE,
+        execution_state=execution, effect=Effect.INDETERMINATE,
         requested_amount=order.amount, block_account_alias=plan.block_alias)
     return SettleInput(
         order_id=order.order_id, revision=order.revision, state=state,

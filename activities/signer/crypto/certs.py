@@ -11,6 +11,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from shared.private_files import write_private
+
 DEV_ORGANIZATION = "Esteira DEV — NOT FOR PRODUCTION"
 RSA_KEY_BITS = 2048
 # Backdate so a certificate made a moment ago is valid on a host whose clock lags a little.
@@ -178,12 +180,11 @@ def write_dev_bundle(directory: Path, password: str) -> DevBundle:
     )
     bundle.ca_pem.write_bytes(ca.cert_pem())
     bundle.signer_pem.write_bytes(leaf.cert_pem())
-    bundle.signer_key_pem.write_bytes(
-        leaf.private_key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    bundle.pfx.write_bytes(export_pfx(leaf, password, [ca.certificate]))
+    # Key material is private from its creation: never readable by others for a moment.
+    write_private(bundle.signer_key_pem, leaf.private_key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ))
+    write_private(bundle.pfx, export_pfx(leaf, password, [ca.certificate]))
     return bundle

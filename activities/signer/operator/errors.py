@@ -21,6 +21,7 @@ STATUS = {
     SignerErrorCode.UPLOAD_TOO_LARGE: 413,
     SignerErrorCode.INPUT_INVALID_NAME: 422,
     SignerErrorCode.PROFILE_INVALID: 422,
+    SignerErrorCode.PROFILE_PKCS11_MODULE_NOT_ALLOWED: 422,
     SignerErrorCode.PROFILE_FOLDER_NOT_CONFIGURED: 422,
     SignerErrorCode.PROFILE_EXISTS: 409,
     SignerErrorCode.PROFILE_FOLDER_TAKEN: 409,

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from activities.signer.enqueue import Enqueuer, Outcome
 from activities.signer.ignore import ignored
+from activities.signer.names import name_problem
 from activities.signer.operator.errors import refuse
 from activities.signer.repository import JobRepository
 from shared.contracts.signer import JobSource, SignerErrorCode
@@ -25,9 +26,11 @@ def sanitize_file_name(raw: str) -> str:
     """Keep only the last path component, without control or reserved characters."""
     name = unicodedata.normalize("NFC", PurePosixPath(raw.replace("\\", "/")).name)
     name = _UNSAFE.sub("_", name).strip(" .")
-    if not name or name in {".", ".."} or len(name.encode()) > 255:
+    if not name or name in {".", ".."}:
         raise refuse(SignerErrorCode.INPUT_INVALID_NAME,
                      f"The file name {raw!r} can't be used; send a plain file name.")
+    if (problem := name_problem(name)) is not None:
+        raise refuse(SignerErrorCode.INPUT_INVALID_NAME, problem)
     return name
 
 

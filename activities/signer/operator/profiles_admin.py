@@ -12,7 +12,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.signer.operator.errors import refuse
-from activities.signer.profiles import ProfileConfig
+from activities.signer.profiles import ProfileConfig, unlisted_module
 from shared.contracts.signer import SignerErrorCode
 from shared.db.models import OperationalEvent, utcnow
 from shared.db.signer_models import SigningProfile
@@ -32,6 +32,8 @@ async def create_profile(sessions: async_sessionmaker[AsyncSession], settings: S
         config = ProfileConfig(**data)
     except ValidationError as exc:
         raise refuse(SignerErrorCode.PROFILE_INVALID, _problems(exc)) from None
+    if (why := unlisted_module(config, settings)) is not None:
+        raise refuse(SignerErrorCode.PROFILE_PKCS11_MODULE_NOT_ALLOWED, why + ".")
     folder = _configured_folder(settings, config.input_folder)
     async with sessions() as session:
         if await session.get(SigningProfile, config.name) is not None:
@@ -63,9 +65,11 @@ async def edit_profile(sessions: async_sessionmaker[AsyncSession], settings: Set
             raise refuse(SignerErrorCode.PROFILE_NOT_FOUND, f"No signing profile named {name}.")
         before = {key: getattr(row, key) for key in changes}
         try:
-            ProfileConfig(**{**_as_config(row), **changes})
+            config = ProfileConfig(**{**_as_config(row), **changes})
         except ValidationError as exc:
             raise refuse(SignerErrorCode.PROFILE_INVALID, _problems(exc)) from None
+        if config.enabled and (why := unlisted_module(config, settings)) is not None:
+            raise refuse(SignerErrorCode.PROFILE_PKCS11_MODULE_NOT_ALLOWED, why + ".")
         if "input_folder" in changes:
             changes["input_folder"] = _configured_folder(settings, changes["input_folder"])
             await _refuse_taken(session, changes["input_folder"], name)

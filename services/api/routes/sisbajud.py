@@ -12,6 +12,7 @@ from sqlmodel import SQLModel, col, select
 
 from services.api.routes import sisbajud_admin
 from services.api.routes.sisbajud_decisions import router as decisions_router
+from services.api.routes.sisbajud_ops import router as ops_router
 from shared.db.models import as_utc, utcnow
 from shared.db.sisbajud_models import (
     SisbajudAlarm,
@@ -142,4 +143,5 @@ async def list_orphans(request: Request, block_alias: str | None = None,
 
 router.include_router(operator)
 router.include_router(decisions_router)
+router.include_router(ops_router)
 router.include_router(sisbajud_admin.router)

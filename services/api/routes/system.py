@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from services.api.signer_probes import refresh_queue_depth
+from services.api.scrape_refresh import ScrapeRefresher
 from shared import metrics
 from shared.readiness import evaluate
 from shared.version import full_version
@@ -47,5 +47,8 @@ async def ready_details(request: Request) -> JSONResponse:
 @router.get("/metrics")
 async def prometheus_metrics(request: Request) -> Response:
     """Prometheus exposition: our metrics and the Temporal SDK's."""
-    await refresh_queue_depth(request.app.state.context.sessions)
+    state = request.app.state
+    if getattr(state, "scrape_refresher", None) is None:
+        state.scrape_refresher = ScrapeRefresher(state.context)
+    await state.scrape_refresher.refresh()
     return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)

@@ -37,5 +37,5 @@ async def rescan(request: Request, form: CheckedForm) -> RedirectResponse:
     try:
         answer = await rest.rescan(request, folder)
     except EsteiraError as exc:
-        return redirect("/folders", error=exc)
-    return redirect("/folders", notice=rescan_notice(answer))
+        return redirect(request, "/folders", error=exc)
+    return redirect(request, "/folders", notice=rescan_notice(answer))

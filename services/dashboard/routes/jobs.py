@@ -108,8 +108,8 @@ async def cancel(request: Request, job_id: str, form: CheckedForm) -> RedirectRe
     try:
         await rest.cancel_job(request, job_id, rest.CancelRequest(reason=reason))
     except EsteiraError as exc:
-        return redirect(f"/jobs/{job_id}", error=exc)
-    return redirect(f"/jobs/{job_id}", notice="Job canceled.")
+        return redirect(request, f"/jobs/{job_id}", error=exc)
+    return redirect(request, f"/jobs/{job_id}", notice="Job canceled.")
 
 
 @router.post("/jobs/{job_id}/retry", include_in_schema=False)
@@ -118,8 +118,8 @@ async def retry(request: Request, job_id: str, _form: CheckedForm) -> RedirectRe
     try:
         job = await rest.retry_job(request, job_id)
     except EsteiraError as exc:
-        return redirect(f"/jobs/{job_id}", error=exc)
-    return redirect(f"/jobs/{job['id']}", notice=f"Retry queued as job {job['id']}.")
+        return redirect(request, f"/jobs/{job_id}", error=exc)
+    return redirect(request, f"/jobs/{job['id']}", notice=f"Retry queued as job {job['id']}.")
 
 
 @router.post("/jobs/{job_id}/delete", include_in_schema=False)
@@ -132,7 +132,7 @@ async def delete(request: Request, job_id: str, form: CheckedForm) -> RedirectRe
                                   StorageTree(ctx.settings.storage_root), await ctx.temporal(),
                                   job_id, actor=actor(request), reason=reason)
     except EsteiraError as exc:
-        return redirect(f"/jobs/{job_id}", error=exc)
-    return redirect("/jobs", notice=(
+        return redirect(request, f"/jobs/{job_id}", error=exc)
+    return redirect(request, "/jobs", notice=(
         f"Job {job_id} deleted. Removed: {', '.join(report.removed) or 'nothing'}. "
         f"Kept: {', '.join(report.kept) or 'nothing'}."))

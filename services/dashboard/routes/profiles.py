@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from sqlmodel import select
 
-from activities.signer.health import check_profile
+from activities.signer.health_reporter import recorded_health
 from services.api.routes import signer as rest
 from services.dashboard.guard import CheckedForm
 from services.dashboard.web import context, redirect, render
@@ -30,9 +30,10 @@ async def _badges(request: Request) -> dict[str, list[tuple[str, str]]]:
         if (row.policy or {}).get("signers") == "Approvers" or row.cert_source == "none":
             marks.append(("KEYLESS", "approvers sign; no key is opened"))
         elif row.enabled:
-            health = await check_profile(row)
-            if not health.ok:
-                marks.append(("DEGRADED", health.detail))
+            # What a worker found: this process never opens a key or loads a module.
+            ok, detail = await recorded_health(row, ctx.sessions)
+            if not ok:
+                marks.append(("DEGRADED", detail))
         if row.input_folder and row.input_folder.lower() not in configured:
             marks.append(("DEGRADED", f"input folder {row.input_folder} is not configured on "
                                       "this host (Storage:Inputs[]); choose another folder"))
@@ -72,8 +73,9 @@ async def create(request: Request, form: CheckedForm) -> RedirectResponse:
     try:
         created = await rest.create_profile(request, data)
     except EsteiraError as exc:
-        return redirect("/profiles/_new", error=exc)
-    return redirect(f"/profiles/{created['name']}", notice=f"Profile {created['name']} created.")
+        return redirect(request, "/profiles/_new", error=exc)
+    return redirect(request, f"/profiles/{created['name']}",
+                    notice=f"Profile {created['name']} created.")
 
 
 @router.get("/profiles/{name}", response_class=HTMLResponse, include_in_schema=False)
@@ -99,5 +101,5 @@ async def edit(request: Request, name: str, form: CheckedForm) -> RedirectRespon
     try:
         await rest.edit_profile(request, name, changes)
     except EsteiraError as exc:
-        return redirect(f"/profiles/{name}", error=exc)
-    return redirect(f"/profiles/{name}", notice=f"Profile {name} saved.")
+        return redirect(request, f"/profiles/{name}", error=exc)
+    return redirect(request, f"/profiles/{name}", notice=f"Profile {name} saved.")

@@ -43,8 +43,9 @@ async def resolve(request: Request, decision_id: int, form: CheckedForm) -> Redi
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
                              for e in exc.errors())
-        return redirect("/sisbajud", error=EsteiraError(ErrorCode.REQUEST_INVALID, problems))
+        return redirect(request, "/sisbajud",
+                        error=EsteiraError(ErrorCode.REQUEST_INVALID, problems))
     except EsteiraError as exc:
-        return redirect("/sisbajud", error=exc)
-    return redirect("/sisbajud", notice=(f"Decision {decision_id} resolved: order "
+        return redirect(request, "/sisbajud", error=exc)
+    return redirect(request, "/sisbajud", notice=(f"Decision {decision_id} {done['status']}: order "
                                          f"{done['orderId']} r{done['revision']}."))

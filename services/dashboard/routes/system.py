@@ -88,8 +88,8 @@ async def pause(request: Request, form: CheckedForm) -> RedirectResponse:
     try:
         await rest.pause(request, rest.PauseRequest(reason=reason))
     except EsteiraError as exc:
-        return redirect("/system", error=exc)
-    return redirect("/system", notice="Pipeline paused.")
+        return redirect(request, "/system", error=exc)
+    return redirect(request, "/system", notice="Pipeline paused.")
 
 
 @router.post("/system/resume", include_in_schema=False)
@@ -98,8 +98,8 @@ async def resume(request: Request, _form: CheckedForm) -> RedirectResponse:
     try:
         await rest.resume(request)
     except EsteiraError as exc:
-        return redirect("/system", error=exc)
-    return redirect("/system", notice="Pipeline resumed.")
+        return redirect(request, "/system", error=exc)
+    return redirect(request, "/system", notice="Pipeline resumed.")
 
 
 @router.post("/system/clear-jobs", include_in_schema=False)
@@ -108,5 +108,5 @@ async def clear_jobs(request: Request, _form: CheckedForm) -> RedirectResponse:
     try:
         answer = await rest.clear_jobs(request)
     except EsteiraError as exc:
-        return redirect("/system", error=exc)
-    return redirect("/system", notice=answer["message"])
+        return redirect(request, "/system", error=exc)
+    return redirect(request, "/system", notice=answer["message"])

@@ -45,13 +45,15 @@ def sim(request: Request) -> MensageriaState:
 Sim = Annotated[MensageriaState, Depends(sim)]
 
 
-def require_token(request: Request, state: Sim) -> None:
-    """M2M `Authorization: Bearer <token>`; 401 otherwise."""
+def require_token(request: Request) -> None:
+    """M2M `Authorization: Bearer <token>` issued by `/oauth/token` and unexpired; 401 otherwise."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    bearer = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
     if scheme.lower() != "bearer" or not token.strip():
-        raise Refusal(401, "UNAUTHORIZED", "missing bearer token")
-    if state.tokens is not None and token.strip() not in state.tokens:
-        raise Refusal(401, "UNAUTHORIZED", "invalid bearer token")
+        raise Refusal(401, "UNAUTHORIZED", "missing bearer token", bearer)
+    refused = request.app.state.oauth.check(token.strip())
+    if refused is not None:
+        raise Refusal(401, "UNAUTHORIZED", f"{refused} bearer token", bearer)
 
 
 async def apply_fault(fault: Fault | None) -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 
 class ExecutionState(StrEnum):
@@ -28,6 +28,9 @@ class Effect(StrEnum):
     INDETERMINATE = "INDETERMINATE"
 
 
+Money = Annotated[str, StringConstraints(pattern=r"^\d+\.\d{2,}$", strict=True)]
+
+
 class ExecutionResult(BaseModel):
     """A result sent by the executor; fields beyond the seed's two enums pass through."""
 
@@ -36,6 +39,11 @@ class ExecutionResult(BaseModel):
     executionState: ExecutionState
     effect: Effect
     reasonCode: str | None = None
+    # Amounts are decimal strings with (at least) two places: "850.00", never 850 or "850".
+    requestedAmount: Money | None = None
+    executedAmount: Money | None = None
+    blockableTotal: Money | None = None
+    blockableSalaryTotal: Money | None = None
 
 
 class SeedOrder(BaseModel):

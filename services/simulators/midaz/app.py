@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import uvicorn
 from fastapi import Depends, FastAPI
@@ -12,12 +12,17 @@ from services.simulators.midaz import routes_crm, routes_onboarding, routes_sim,
 from services.simulators.midaz.deps import GatewayTimeout, gateway_timeout, require_token
 from services.simulators.midaz.errors import install_handlers
 from services.simulators.midaz.state import MidazState, SimConfig
+from services.simulators.oauth import DEFAULT_TTL_S, OAuthClient, TokenIssuer, token_router
 
 
 def create_app(
-    *, tokens: Iterable[str] | None = None, lag_s: float = 0.0, error_style: str = "v3"
+    *, tokens: Iterable[str] | None = None, lag_s: float = 0.0, error_style: str = "v3",
+    clients: Mapping[str, OAuthClient] | None = None, token_ttl_s: int = DEFAULT_TTL_S,
 ) -> FastAPI:
-    """A fresh in-memory Midaz; `tokens=None` accepts any bearer token."""
+    """A fresh in-memory Midaz issuing tokens to `clients` (default: the dev client).
+
+    The API takes the tokens it issued while unexpired, plus `tokens`; `tokens=None` also
+    lets any other bearer through (harnesses that don't care about auth)."""
     config = SimConfig(
         tokens=frozenset(tokens) if tokens is not None else None,
         lag_s=lag_s,
@@ -26,6 +31,10 @@ def create_app(
     app = FastAPI(title="Midaz simulator", docs_url="/_sim/docs", openapi_url="/_sim/openapi.json")
     app.state.initial_config = dataclasses.replace(config)
     app.state.sim = MidazState(config=config)
+    issuer = TokenIssuer(static_tokens=config.tokens, ttl_s=token_ttl_s, clock=app.state.sim.clock)
+    if clients is not None:
+        issuer.clients = dict(clients)
+    app.state.oauth = issuer
     install_handlers(app)
     app.add_exception_handler(GatewayTimeout, gateway_timeout)
     authed = [Depends(require_token)]
@@ -33,6 +42,7 @@ def create_app(
     app.include_router(routes_transactions.router, dependencies=authed)
     app.include_router(routes_crm.router, dependencies=authed)
     app.include_router(routes_sim.router)
+    app.include_router(token_router(lambda request: request.app.state.oauth))
     return app
 
 

@@ -23,14 +23,14 @@ def sim(request: Request) -> MidazState:
 Sim = Annotated[MidazState, Depends(sim)]
 
 
-def require_token(request: Request, state: Sim) -> None:
-    """`Authorization: Bearer <token>`; 401 `0041` when absent, `0042` when not accepted."""
+def require_token(request: Request) -> None:
+    """`Authorization: Bearer <token>`; 401 `0041` when absent, `0042` when expired or unknown."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise MidazError("0041")
-    tokens = state.config.tokens
-    if tokens is not None and token.strip() not in tokens:
+    refused = request.app.state.oauth.check(token.strip())
+    if refused is not None:
         raise MidazError("0042")
 
 

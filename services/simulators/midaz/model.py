@@ -76,6 +76,7 @@ class Ledger:
     assets: set[str] = field(default_factory=set)
     account_types: set[str] = field(default_factory=set)
     validate_account_type: bool = False
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass

@@ -217,5 +217,5 @@ def _ledger_json(ledger: Any) -> dict:
         "createdAt": iso(ledger.created_at),
         "updatedAt": iso(ledger.created_at),
         "deletedAt": None,
-        "metadata": None,
+        "metadata": ledger.metadata,
     }

@@ -143,6 +143,21 @@ async def test_api_key_health_and_reflection(signer):
     assert answers[1].file_descriptor_response.file_descriptor_proto
 
 
+async def test_an_unauthenticated_empty_client_stream_is_refused_at_once(signer):
+    # The deadline is far below the test's timeout: a refusal that waited for a first message
+    # would end DEADLINE_EXCEEDED instead.
+    reflect = reflection_pb2_grpc.ServerReflectionStub(signer.channel)
+    for metadata, code in ((None, "auth.missing-key"),
+                           ([("x-api-key", "wrong")], "auth.invalid-key")):
+        expected = (grpc.StatusCode.UNAUTHENTICATED, code)
+        assert await refused(signer.stub.SubmitFile(iter(()), metadata=metadata,
+                                                    timeout=5)) == expected
+        with pytest.raises(grpc.aio.AioRpcError) as both_ways:
+            async for _ in reflect.ServerReflectionInfo(iter(()), metadata=metadata, timeout=5):
+                pass
+        assert refusal(both_ways.value) == expected
+
+
 async def test_pause_resume_and_state(signer):
     stub = signer.stub
     paused = await stub.PausePipeline(pb.PausePipelineRequest(reason="Manutenção"), metadata=KEY)

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from activities.signer.enqueue import Enqueuer
+from activities.signer.health_reporter import ProfileHealthReporter
 from activities.signer.lacuna.client import LacunaClient
 from activities.signer.lacuna.discovery import SignerFolderScanner
 from activities.signer.repository import JobRepository
@@ -41,7 +42,13 @@ async def _add(context, name: str, holder_pki=None, **fields) -> None:
         await session.commit()
 
 
+async def _worker_checks(context) -> None:
+    """What a worker does: open each enabled profile's key and record the verdict."""
+    await ProfileHealthReporter(context.settings, context.sessions, "worker").report_once()
+
+
 async def _check(context, name: str) -> dict:
+    await _worker_checks(context)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(context)),
                                  base_url="http://esteira") as api:
         response = await api.get("/api/ready/details", headers=AUTH)
@@ -50,6 +57,7 @@ async def _check(context, name: str) -> dict:
 
 
 async def _panel(context, settings) -> str:
+    await _worker_checks(context)
     _, panel = await signer_rows_and_panel(settings, context.sessions)
     return panel
 

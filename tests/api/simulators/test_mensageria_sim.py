@@ -177,3 +177,13 @@ async def test_results_can_be_read_per_order_and_reset(mensageria):
     await mensageria.post("/_sim/reset")
     assert (await mensageria.get("/_sim/results")).json()["attempts"] == []
     assert (await mensageria.get(f"{ORDERS}/{ORDER['orderId']}")).status_code == 404
+
+
+@pytest.mark.parametrize(("amount", "status"), [("850.00", 201), ("850.125", 201),
+                                                ("850", 422), ("850.5", 422), (850, 422)])
+async def test_result_amounts_must_carry_two_places(mensageria, amount, status):
+    response = await mensageria.post(_results_url(), json={**RESULT, "executedAmount": amount},
+                                     headers={"X-Idempotency": f"k-{amount!r}"})
+    assert response.status_code == status
+    if status == 422:
+        assert response.json()["code"] == "INVALID_RESULT"

@@ -8,7 +8,13 @@ import logging
 import pytest
 from sqlmodel import select
 
-from activities.signer.profiles import format_for, output_name, parse_profiles, seed_profiles
+from activities.signer.profiles import (
+    NO_PROFILE_WARNING,
+    format_for,
+    output_name,
+    parse_profiles,
+    seed_profiles,
+)
 from services.bootstrap import bootstrap
 from services.worker.domains import WorkerDeps
 from services.worker.signer import _concurrency
@@ -93,3 +99,25 @@ async def test_a_pkcs11_profile_forces_one_job_at_a_time(settings, caplog):
         assert await _concurrency(deps) == 1
     assert "PKCS#11" in caplog.text
     await engine.dispose()
+
+
+async def test_production_never_generates_a_dev_certificate_or_profile(settings, tmp_path):
+    production = Settings(environment="Production", data_dir=tmp_path / "prod",
+                          database_url=settings.database_url)
+    warnings = await bootstrap(production)
+    assert await _profiles(production) == []
+    assert not (production.data_dir / "pki").exists()
+    assert warnings == [NO_PROFILE_WARNING]
+
+
+async def test_a_configured_pkcs11_module_must_be_in_the_allow_list(settings):
+    token = {"name": "hsm", "cert_source": "pkcs11", "pkcs11_module": "/opt/hsm/lib.so"}
+    unlisted = Settings(data_dir=settings.data_dir, database_url=settings.database_url,
+                        signing={"profiles": [token]})
+    with pytest.raises(ConfigurationError, match="ESTEIRA_SIGNING__PKCS11_MODULES"):
+        await bootstrap(unlisted)
+    assert await _profiles(unlisted) == []
+    listed = Settings(data_dir=settings.data_dir, database_url=settings.database_url,
+                      signing={"profiles": [token], "pkcs11_modules": ["/opt/hsm/lib.so"]})
+    await bootstrap(listed)
+    assert [p.name for p in await _profiles(listed)] == ["hsm"]

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from activities.sisbajud.wire import InvalidOrder, order_from_wire, result_to_wire
+from activities.sisbajud.wire import InvalidOrder, money, order_from_wire, result_to_wire
 from shared.contracts.sisbajud import Effect, ExecutionState, Operation, ResultPayload
 
 ORDER = {"orderId": "0190a1b2-c3d4-7e5f-8071-8293a4b5c6d7", "revision": 2,
@@ -36,10 +36,18 @@ def test_an_unexecutable_order_is_refused(change):
 def test_results_are_camel_case_with_decimal_strings():
     wire = result_to_wire(ResultPayload(
         order_id="o", order_revision=3, execution_state=ExecutionState.RESOLVED,
-        effect=Effect.PARTIAL, requested_amount=Decimal("100.00"),
-        executed_amount=Decimal("42.5")))
+        effect=Effect.PARTIAL, requested_amount=Decimal("100"),
+        executed_amount=Decimal("42.5"), blockable_total=Decimal("1E+3")))
     assert wire == {"orderId": "o", "orderRevision": 3, "executionState": "RESOLVED",
-                    "effect": "PARTIAL", "requestedAmount": "100.00", "executedAmount": "42.5"}
+                    "effect": "PARTIAL", "requestedAmount": "100.00", "executedAmount": "42.50",
+                    "blockableTotal": "1000.00"}
+
+
+@pytest.mark.parametrize(("amount", "text"), [
+    ("850", "850.00"), ("850.5", "850.50"), ("850.00", "850.00"), ("0", "0.00"),
+    ("12.340", "12.34"), ("1E+3", "1000.00"), (Decimal("0.001"), "0.001"), (7, "7.00")])
+def test_amounts_leave_with_two_places_and_are_never_rounded(amount, text):
+    assert money(amount) == text
 
 
 def test_a_deadline_without_offset_is_taken_as_utc():

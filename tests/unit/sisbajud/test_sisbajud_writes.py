@@ -8,8 +8,15 @@ from decimal import Decimal
 import httpx
 import pytest
 
-from activities.sisbajud.writes import WriteActivities, _classify
-from shared.contracts.sisbajud_ledger import EnsureBlockAccountInput, WriteOutcomeKind
+from activities.sisbajud.writes import WriteActivities, _classify, _transaction_body
+from shared.contracts.sisbajud import Operation, Order
+from shared.contracts.sisbajud_ledger import (
+    EnsureBlockAccountInput,
+    Leg,
+    WriteInput,
+    WriteKind,
+    WriteOutcomeKind,
+)
 from shared.settings import InstitutionSettings, Settings, SisbajudSettings
 
 TX = {"id": "tx-1", "amount": "150", "operations": [
@@ -60,10 +67,22 @@ def test_a_404_without_the_route_code_is_not_a_deferral():
     assert _classify(_response(404, {"code": "0034"})).kind == WriteOutcomeKind.REJECTED
 
 
+def _token(request: httpx.Request) -> httpx.Response:
+    return _response(200, {"access_token": "tok", "token_type": "Bearer", "expires_in": 600,
+                           "sub": "esteira-executor"})
+
+
+def _institution(**fields) -> InstitutionSettings:
+    return InstitutionSettings(id="B", base_url="http://midaz", organization_id="o",
+                               ledger_id="l", **fields)
+
+
 async def test_a_409_0020_on_create_counts_as_found():
     calls: list[str] = []
 
     def midaz(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/oauth/token":
+            return _token(request)
         calls.append(f"{request.method} {request.url.path.rsplit('/', 2)[-2]}")
         if request.method == "POST":
             return _response(409, {"code": "0020"})
@@ -71,8 +90,7 @@ async def test_a_409_0020_on_create_counts_as_found():
             return _response(404, {"code": "0085"})
         return _response(200, {"id": "acc-1", "alias": json.dumps("@block")})
 
-    institution = InstitutionSettings(id="B", base_url="http://midaz", organization_id="o",
-                                      ledger_id="l")
+    institution = _institution(alias_lookup="exact")
     settings = Settings(sisbajud=SisbajudSettings(institutions=[institution]))
     async with httpx.AsyncClient(transport=httpx.MockTransport(midaz)) as http:
         activities = WriteActivities(settings, None, http)  # type: ignore[arg-type]
@@ -80,3 +98,43 @@ async def test_a_409_0020_on_create_counts_as_found():
             EnsureBlockAccountInput(institution_id="B", alias="@block_sisbajud_ab"))
     assert (found.account_id, found.created) == ("acc-1", False)
     assert [c.split()[0] for c in calls] == ["GET", "POST", "GET"]
+
+
+@pytest.mark.parametrize(("lookup", "path", "query"), [
+    ("query", "/v1/organizations/o/ledgers/l/accounts", "alias=%40block_sisbajud_ab&limit=100"),
+    ("exact", "/v1/organizations/o/ledgers/l/accounts/alias/@block_sisbajud_ab", "")])
+async def test_the_alias_lookup_follows_the_institution(lookup, path, query):
+    seen: list[httpx.URL] = []
+
+    def midaz(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/oauth/token":
+            return _token(request)
+        seen.append(request.url)
+        if lookup == "exact":
+            return _response(200, {"id": "acc-2", "alias": "@block_sisbajud_ab"})
+        # `?alias=` is a prefix match: the longer alias must not be taken for ours.
+        return _response(200, {"items": [{"id": "acc-1", "alias": "@block_sisbajud_abc"},
+                                         {"id": "acc-2", "alias": "@block_sisbajud_ab"}]})
+
+    settings = Settings(sisbajud=SisbajudSettings(
+        institutions=[_institution(alias_lookup=lookup)]))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(midaz)) as http:
+        found = await WriteActivities(settings, None, http).ensure_block_account(  # type: ignore[arg-type]
+            EnsureBlockAccountInput(institution_id="B", alias="@block_sisbajud_ab"))
+    assert found.account_id == "acc-2"
+    assert [(u.path, u.query.decode()) for u in seen] == [(path, query)]
+
+
+def test_the_ledger_write_carries_amounts_with_two_places():
+    order = Order(order_id="0190a000-0000-7000-8000-00000000d001", revision=1,
+                  operation=Operation.BLOQUEIO, institution_id="B", document="1",
+                  amount=Decimal("850"))
+    body = _transaction_body(WriteInput(
+        order=order, kind=WriteKind.BLOCK, idempotency_key="k", block_alias="@block",
+        legs=[Leg(account_alias="@a", amount=Decimal("600")),
+              Leg(account_alias="@b", amount=Decimal("250.0"))],
+        total=Decimal("850")), "BRL")
+    send = body["send"]
+    assert send["value"] == "850.00"
+    assert [leg["amount"]["value"] for leg in send["source"]["from"]] == ["600.00", "250.00"]
+    assert send["distribute"]["to"][0]["amount"]["value"] == "850.00"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 
+from activities.signer import engine
 from activities.signer.crypto.certs import sha1_thumbprint
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.crypto.verify import async_verify_pades
@@ -51,6 +52,12 @@ async def _use_token(signer, token: SoftToken, ca_file: Path, pin_env: str) -> N
         await session.commit()
 
 
+@pytest.fixture(autouse=True)
+def allowed_module(token, monkeypatch) -> None:
+    """The worker's configuration lists the token's module (ESTEIRA_SIGNING__PKCS11_MODULES)."""
+    monkeypatch.setattr(engine, "_ALLOWED_PKCS11_MODULES", frozenset({token.module}))
+
+
 @pytest.fixture
 def ca_file(token, tmp_path) -> Path:
     path = tmp_path / "token-ca.pem"
@@ -76,4 +83,17 @@ async def test_a_wrong_pin_fails_the_job_and_keeps_the_file(signer, token, ca_fi
     assert job.status == JobStatus.FAILED.value
     assert job.error_code == SignerErrorCode.PROFILE_DEGRADED
     assert "refused the PIN" in job.error_message and "000000" not in job.error_message
+    assert path.exists(), "the input stays where the operator put it"
+
+
+async def test_a_module_the_configuration_does_not_list_is_never_loaded(signer, token, ca_file,
+                                                                        monkeypatch):
+    monkeypatch.setenv(PIN_ENV, PIN)
+    monkeypatch.setattr(engine, "_ALLOWED_PKCS11_MODULES", frozenset({"/opt/other.so"}))
+    await _use_token(signer, token, ca_file, PIN_ENV)
+    path = signer.drop("unlisted.pdf", make_pdf())
+    job = await signer.wait_for((await signer.enqueue(path)).job_id)
+    assert job.status == JobStatus.FAILED.value
+    assert job.error_code == SignerErrorCode.PROFILE_DEGRADED
+    assert "not in Signing:Pkcs11Modules" in job.error_message
     assert path.exists(), "the input stays where the operator put it"

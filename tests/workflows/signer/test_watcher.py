@@ -131,6 +131,20 @@ async def test_consecutive_failures_stop_only_that_folders_watcher(signer, tmp_p
     assert all((signer.inbox / f"f{n}.pdf").exists() for n in range(3)), "nothing is lost"
 
 
+async def test_a_dropped_file_whose_name_cannot_be_carried_is_moved_aside_not_lost(signer):
+    name = "fatura\u202efdp.exe.pdf"
+    signer.drop(name, make_pdf(1000))
+    async with running(_watcher(signer, max_failures=1)) as watcher:
+        [job] = await _eventually(lambda: _count(signer, 1))
+        assert watcher.status is FolderStatus.RUNNING and watcher.failures == 0
+    assert (job.status, job.error_code, job.source) == ("Failed", "input.invalid-name",
+                                                        "watcher")
+    assert not (signer.inbox / name).exists()
+    assert (signer.settings.storage_root / "error" / job.id / name).exists()
+    [event] = await signer.events("InvalidFileName")
+    assert event.properties["jobId"] == job.id
+
+
 async def test_already_active_resets_the_failure_counter(signer):
     watcher = _watcher(signer, enqueuer=_ActiveEnqueuer(), max_failures=2)
     watcher.failures = 1

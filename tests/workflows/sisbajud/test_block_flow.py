@@ -10,6 +10,7 @@ from services.simulators.midaz.testkit import send
 from shared.contracts.sisbajud import OrderState, block_account_alias
 from shared.db.sisbajud_models import SisbajudAlarm, SisbajudOrder, SisbajudWrite
 from tests.support.sisbajud import new_order_id, stored
+from tests.support.sisbajud_states import final_keys, finals, states
 
 SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"])
 
@@ -39,11 +40,15 @@ async def test_full_block_writes_one_leg_per_account_and_the_result_drains(world
     keys = [k["key"] for k in (await world.midaz.get("/_sim/idempotency")).json()]
     assert any(k.endswith(f":{order_id}:1}}") for k in keys)
     results = await world.results(order_id)
-    assert results["keys"] == [f"{order_id}:1:1"]
-    body = results["results"][0]["body"]
+    assert final_keys(results) == [f"{order_id}:1:1"]
+    # Claimed, then about to write, then the final result: each once, under its own key.
+    assert states(results) == [("accepted", "ACCEPTED"), ("executing", "EXECUTING"),
+                               ("1", "RESOLVED")]
+    assert len(results["attempts"]) == 3
+    body = finals(results)[0]["body"]
     assert (body["executionState"], body["effect"], body["reasonCode"]) == (
         "RESOLVED", "FULL", "BLOCKED_TOTAL")
-    assert body["executedAmount"] == "100" and body["blockAccountAlias"] == alias
+    assert body["executedAmount"] == "100.00" and body["blockAccountAlias"] == alias
 
 
 @SQLITE_ONLY
@@ -54,7 +59,7 @@ async def test_partial_block_when_own_funds_fall_short(world, temporal_env):
     _, row = await _run(world, temporal_env.client, order_id)
     assert (row.effect, row.reason_code, row.executed_amount) == ("PARTIAL", "BLOCKED_PARTIAL",
                                                                   "25.5")
-    body = (await world.results(order_id))["results"][0]["body"]
+    body = finals(await world.results(order_id))[0]["body"]
     assert body["effect"] == "PARTIAL" and body["reasonCode"] == "BLOCKED_PARTIAL"
 
 
@@ -70,7 +75,9 @@ async def test_no_balance_and_no_client_write_nothing(world, temporal_env):
     assert (stranger_row.effect, stranger_row.reason_code) == ("NONE", "NO_CLIENT")
     assert await world.transactions() == []
     assert await stored(world, SisbajudWrite) == []
-    assert len((await world.results())["keys"]) == 2
+    assert len(final_keys(await world.results())) == 2
+    # No write, so no EXECUTING: accepted, then the final result.
+    assert states(await world.results(broke)) == [("accepted", "ACCEPTED"), ("1", "RESOLVED")]
 
 
 @SQLITE_ONLY
@@ -133,8 +140,7 @@ async def test_a_new_revision_blocks_only_what_is_still_open(world, temporal_env
     assert (second.revision, second.reason_code, second.executed_amount) == (
         2, "BLOCKED_TOTAL", "60")
     assert await world.balance(block_account_alias(order_id)) == Decimal(100)
-    assert sorted((await world.results(order_id))["keys"]) == [f"{order_id}:1:1",
-                                                               f"{order_id}:2:1"]
+    assert final_keys(await world.results(order_id)) == [f"{order_id}:1:1", f"{order_id}:2:1"]
     assert sorted(w.idempotency_key for w in await stored(world, SisbajudWrite)) == [
         f"{order_id}:1", f"{order_id}:2"]
 
@@ -150,7 +156,7 @@ async def test_a_refused_write_parks_the_order_with_an_alarm(world, temporal_env
     _, row = await _run(world, temporal_env.client, order_id)
     assert row.state == "PARKED"
     assert [a.code for a in await stored(world, SisbajudAlarm)] == ["ledger.write-rejected"]
-    assert await world.transactions() == [] and (await world.results())["keys"] == []
+    assert await world.transactions() == [] and final_keys(await world.results()) == []
 
 
 @SQLITE_ONLY

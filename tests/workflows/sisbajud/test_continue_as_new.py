@@ -34,6 +34,7 @@ from shared.contracts.sisbajud import (
 )
 from shared.db.sisbajud_models import SisbajudAlarm, SisbajudHumanDecision, SisbajudWrite
 from tests.support.sisbajud import DOCUMENT, INSTITUTION, World, new_order_id, stored
+from tests.support.sisbajud_states import finals, states
 from workflows.sisbajud.carry import Carry, Wait, WaitKind
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"])
@@ -99,7 +100,7 @@ async def test_an_uncertain_write_heartbeats_across_runs_then_one_final_result(m
     assert carried_beats == sorted(set(carried_beats)) and carried_beats[-1] > 0
     (tx,) = await world.transactions()  # the write went out once, never again after a switch
     assert tx["metadata"]["code"] == f"{order_id}:1"
-    results = (await world.results(order_id))["results"]
+    results = finals(await world.results(order_id))
     beats, final = results[:-1], results[-1]
     keys = [b["idempotencyKey"] for b in beats]
     # Beat numbers go on across runs: a restart would reuse (and so lose) keys.
@@ -135,7 +136,7 @@ async def test_a_held_order_continues_as_new_and_the_resolution_still_ends_it(ma
     carries = await _runs(client, order_id, first.first_execution_run_id or "")
     # The held wait rolled once and then waited: a fresh run does not roll again at once.
     assert [c["wait"]["kind"] for c in carries[1:]] == ["HUMAN"]
-    (result,) = (await world.results(order_id))["results"]
+    (result,) = finals(await world.results(order_id))
     assert (result["idempotencyKey"], result["body"]["effect"]) == (f"{order_id}:1:1", "NONE")
     (decision,) = await stored(world, SisbajudHumanDecision, order_id=order_id)
     assert decision.resolved_by == "ana.souza"
@@ -164,7 +165,7 @@ async def test_heartbeats_held_for_a_person_go_on_across_runs_until_the_resoluti
     assert run.last_state == OrderState.RESOLVED
     carries = await _runs(client, order_id, first.first_execution_run_id or "")
     assert {c["wait"]["state"] for c in carries[2:]} == {"HUMAN_DECISION"}
-    results = (await world.results(order_id))["results"]
+    results = finals(await world.results(order_id))
     keys = [r["idempotencyKey"] for r in results]
     assert keys[:-1] == [f"{order_id}:1:{n + 2}" for n in range(len(keys) - 1)]
     assert keys[-1] == f"{order_id}:1:1" and results[-1]["body"]["effect"] == "NONE"
@@ -198,7 +199,7 @@ async def test_a_resolution_in_the_first_task_of_a_new_run_sees_the_carried_deci
         await world.tick(client)
     assert done.result_key == f"{order_id}:1:1"
     assert (run.executed, run.last_state) == ([1], OrderState.RESOLVED)
-    (result,) = (await world.results(order_id))["results"]
+    (result,) = finals(await world.results(order_id))
     assert (result["idempotencyKey"], result["body"]["effect"]) == (f"{order_id}:1:1", "NONE")
 
 
@@ -227,8 +228,14 @@ async def test_a_deferred_write_is_tried_again_across_runs_and_goes_out_once(mak
     assert alarms == ["ledger.write-deferred"]
     (tx,) = await world.transactions()
     assert tx["metadata"]["code"] == f"{order_id}:1" and tx["amount"] == "40"
-    (result,) = (await world.results(order_id))["results"]
+    received = await world.results(order_id)
+    (result,) = finals(received)
     assert result["idempotencyKey"] == f"{order_id}:1:1"
+    # Seven sends over several runs: each progress state still went out once.
+    assert states(received) == [("accepted", "ACCEPTED"), ("executing", "EXECUTING"),
+                                ("awaiting-deferral", "AWAITING_RECONCILIATION"),
+                                ("1", "RESOLVED")]
+    assert len(received["attempts"]) == 4
 
 
 async def test_a_release_waits_for_its_parent_across_runs(make_world, temporal_env):
@@ -249,6 +256,11 @@ async def test_a_release_waits_for_its_parent_across_runs(make_world, temporal_e
     assert run.last_state == OrderState.RESOLVED
     carries = await _runs(client, child, first.first_execution_run_id or "")
     assert {c["wait"]["kind"] for c in carries[1:]} == {"PARENT"}
-    (result,) = (await world.results(child))["results"]
+    received = await world.results(child)
+    (result,) = finals(received)
     assert result["body"]["reasonCode"] == "UNBLOCKED_TOTAL"
+    # Held by its parent across runs (one AWAITING_RECONCILIATION), then the release.
+    assert states(received) == [("accepted", "ACCEPTED"),
+                                ("awaiting-parent", "AWAITING_RECONCILIATION"),
+                                ("executing", "EXECUTING"), ("1", "RESOLVED")]
     assert await world.balance("@parent") == 25

@@ -16,6 +16,7 @@ from shared.db.sisbajud_models import (
     SisbajudOrder,
 )
 from tests.support.sisbajud import INSTITUTION, new_order_id, stored
+from tests.support.sisbajud_states import final_keys
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"])
 
@@ -43,7 +44,7 @@ async def test_withdrawn_orders_write_nothing(world, temporal_env):
                                     json={"status": status})
         run, row = await _execute(world, temporal_env.client, order_id)
         assert run.last_state == OrderState.WITHDRAWN and row.state == "WITHDRAWN"
-    assert await world.transactions() == [] and (await world.results())["keys"] == []
+    assert await world.transactions() == [] and final_keys(await world.results()) == []
 
 
 async def test_401_429_5xx_and_timeouts_are_retried_with_backoff(world, temporal_env):
@@ -101,7 +102,7 @@ async def test_an_institution_owned_by_another_executor_gets_no_write(world, tem
     _, row = await _execute(world, temporal_env.client, order_id)
     assert row.state == "FOREIGN_OWNER"
     assert [a.code for a in await stored(world, SisbajudAlarm)] == ["institution.foreign-owner"]
-    assert await world.transactions() == [] and (await world.results())["keys"] == []
+    assert await world.transactions() == [] and final_keys(await world.results()) == []
 
 
 async def test_an_unconfigured_institution_goes_to_a_human(world, temporal_env):

@@ -26,7 +26,8 @@ from shared.contracts.sisbajud import (
 from shared.db.sisbajud_models import SisbajudAlarm, SisbajudNotice, SisbajudOutbox
 from tests.api.sisbajud.conftest import SECRET, world_gateway
 from tests.support.sisbajud import new_order_id, stored
-from workflows.sisbajud.tick import SisbajudTickWorkflow
+from tests.support.sisbajud_states import final_keys, states
+from workflows.sisbajud.tick import SisbajudTickWorkflow, stage_task_queue
 
 SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"])
 
@@ -39,13 +40,18 @@ async def _notify(world, order_id, revision=1, msg_id=None):
     return response.json()["status"]
 
 
-async def _settled(world, order_id, count=1):
+async def _settled(world, order_id):
     for _ in range(100):
-        rows = await stored(world, SisbajudOutbox, order_id=order_id)
-        if len(rows) >= count:
+        rows = await stored(world, SisbajudOutbox, idempotency_key=f"{order_id}:1:1")
+        if rows:
             return rows
         await asyncio.sleep(0.1)
     pytest.fail(f"no result queued for {order_id}")
+
+
+async def _final_row(world, order_id) -> SisbajudOutbox:
+    (row,) = await stored(world, SisbajudOutbox, idempotency_key=f"{order_id}:1:1")
+    return row
 
 
 async def test_notice_to_result_through_ticks_and_a_redelivery_writes_nothing_new(
@@ -71,9 +77,13 @@ async def test_notice_to_result_through_ticks_and_a_redelivery_writes_nothing_ne
     assert rerun.executed == []
     assert len(await world.transactions()) == 1
     results = await world.results(order_id)
-    assert results["keys"] == [f"{order_id}:1:1"] and len(results["attempts"]) == 1
-    states = sorted(n.state for n in await stored(world, SisbajudNotice, order_id=order_id))
-    assert states == ["DUPLICATE", "INGESTED", "INGESTED"]
+    # Redelivered three times, run again by hand: every state went out once, under one key.
+    assert states(results) == [("accepted", "ACCEPTED"), ("executing", "EXECUTING"),
+                               ("1", "RESOLVED")]
+    assert sorted(a["idempotencyKey"] for a in results["attempts"]) == results["keys"]
+    assert final_keys(results) == [f"{order_id}:1:1"]
+    notices = sorted(n.state for n in await stored(world, SisbajudNotice, order_id=order_id))
+    assert notices == ["DUPLICATE", "INGESTED", "INGESTED"]
 
 
 async def test_mensageria_down_then_up_drains_the_same_result_with_the_same_key(
@@ -82,24 +92,26 @@ async def test_mensageria_down_then_up_drains_the_same_result_with_the_same_key(
     order_id = new_order_id()
     await world.account("@m-1", "100")
     await world.order(order_id, amount="10")
+    # Two ticks' worth of refusals: the three results (accepted, executing, final) each twice.
     await world.mensageria.post("/_sim/faults", json={"route": "results.post", "status": 503,
-                                                      "count": 2})
+                                                      "count": 6})
     async with world.worker(client):
         await world.execute(client, order_id)
         down = await world.tick(client)
-        (row,) = await stored(world, SisbajudOutbox, order_id=order_id)
+        row = await _final_row(world, order_id)
         assert row.state == "PENDING" and row.attempts == 1 and row.last_status == 503
         await asyncio.sleep(0.05)
         await world.tick(client)
         await asyncio.sleep(0.1)
         up = await world.tick(client)
-    assert down.stages[3].failed == 1 and up.stages[3].done == 1
-    (row,) = await stored(world, SisbajudOutbox, order_id=order_id)
+    assert down.stages[3].failed == 3 and up.stages[3].done == 3
+    row = await _final_row(world, order_id)
     assert row.state == "SENT" and row.attempts == 3
     results = await world.results(order_id)
-    assert {a["idempotencyKey"] for a in results["attempts"]} == {f"{order_id}:1:1"}
-    assert [a["outcome"] for a in results["attempts"]] == ["refused-503", "refused-503",
-                                                          "accepted"]
+    for key in results["keys"]:
+        assert [a["outcome"] for a in results["attempts"] if a["idempotencyKey"] == key] == [
+            "refused-503", "refused-503", "accepted"]
+    assert final_keys(results) == [f"{order_id}:1:1"]
 
 
 @SQLITE_ONLY
@@ -116,7 +128,10 @@ async def test_a_result_received_but_answered_500_is_resent_under_its_key(world,
         await asyncio.sleep(0.05)
         await world.tick(client)
     results = await world.results(order_id)
-    assert len(results["results"]) == 1 and results["results"][0]["deliveries"] == 2
+    # The first result sent (ACCEPTED) was stored but answered 500: resent under its key.
+    deliveries = {r["idempotencyKey"]: r["deliveries"] for r in results["results"]}
+    assert deliveries == {f"{order_id}:1:accepted": 2, f"{order_id}:1:executing": 1,
+                          f"{order_id}:1:1": 1}
     assert not any(a["conflicting"] for a in results["attempts"])
 
 
@@ -131,8 +146,11 @@ async def test_a_refused_result_is_parked_with_an_alarm(world, temporal_env):
         await world.execute(client, order_id)
         await world.tick(client)
         await world.tick(client)
-    (row,) = await stored(world, SisbajudOutbox, order_id=order_id)
-    assert row.state == "PARKED" and row.attempts == 1
+    rows = {r.idempotency_key: r for r in await stored(world, SisbajudOutbox,
+                                                       order_id=order_id)}
+    parked = rows[f"{order_id}:1:accepted"]  # the first one sent met the refusal
+    assert parked.state == "PARKED" and parked.attempts == 1
+    assert rows[f"{order_id}:1:1"].state == "SENT"
     assert [a.code for a in await stored(world, SisbajudAlarm)] == ["result.rejected"]
 
 
@@ -152,7 +170,9 @@ async def test_a_failing_stage_does_not_stop_the_others(temporal_env, task_queue
     activities = [stage("ingest", True), stage("orphans", False), stage("monitor", True),
                   stage("drain", False)]
     async with Worker(temporal_env.client, task_queue=task_queue,
-                      workflows=[SisbajudTickWorkflow], activities=activities):
+                      workflows=[SisbajudTickWorkflow]), \
+            Worker(temporal_env.client, task_queue=stage_task_queue(task_queue),
+                   activities=activities):
         result = await temporal_env.client.execute_workflow(
             TICK_WORKFLOW, TickInput(task_queue=task_queue), id=f"tick-{uuid.uuid4()}",
             task_queue=task_queue, result_type=TickResult)
@@ -180,10 +200,10 @@ async def test_the_schedule_runs_ticks_on_its_own(world, temporal_env):
         await ensure_tick_schedule(client, settings)  # a second worker start updates in place
         async with world.worker(client):
             for _ in range(100):
-                if (await world.results(order_id))["keys"]:
+                if final_keys(await world.results(order_id)):
                     break
                 await asyncio.sleep(0.1)
     finally:
         await client.get_schedule_handle(schedule_id).delete()
-    assert (await world.results(order_id))["keys"] == [f"{order_id}:1:1"]
+    assert final_keys(await world.results(order_id)) == [f"{order_id}:1:1"]
     assert tick_input(settings).task_queue == settings.sisbajud.task_queue

@@ -15,6 +15,7 @@ from shared.contracts.sisbajud import block_account_alias
 from shared.contracts.sisbajud_ledger import PlanInput
 from shared.db.sisbajud_models import SisbajudHumanDecision, SisbajudOrder
 from tests.support.sisbajud import MIDAZ, new_order_id, stored
+from tests.support.sisbajud_states import final_keys, finals
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"])
 
@@ -25,7 +26,7 @@ async def _row(world, order_id):
 
 
 async def _results(world, order_id):
-    return [r["body"] for r in (await world.results(order_id))["results"]]
+    return [r["body"] for r in finals(await world.results(order_id))]
 
 
 async def test_release_goes_back_to_each_source_until_nothing_is_left(world, temporal_env):
@@ -107,7 +108,7 @@ async def test_an_unknown_parent_waits_then_goes_to_a_human_at_the_deadline(worl
     assert datetime.now(UTC) >= deadline
     (decision,) = await stored(world, SisbajudHumanDecision, order_id=child)
     assert decision.reason == "parent.unknown-at-deadline"
-    assert (await world.results(child))["keys"] == []
+    assert final_keys(await world.results(child)) == []
 
 
 async def test_a_waiting_release_proceeds_once_the_parent_resolves(world, temporal_env):
@@ -146,11 +147,11 @@ async def test_info_request_reads_totals_and_writes_nothing(world, temporal_env)
         await world.tick(client)
     (body,) = await _results(world, client_order)
     assert (body["effect"], body["reasonCode"]) == ("FULL", "INFO_FULFILLED")
-    assert (body["blockableTotal"], body["blockableSalaryTotal"]) == ("150.25", "50")
+    assert (body["blockableTotal"], body["blockableSalaryTotal"]) == ("150.25", "50.00")
     (none,) = await _results(world, non_client)
     assert (none["effect"], none["reasonCode"]) == ("NONE", "INFO_NON_CLIENT")
     (only,) = await _results(world, by_account)
-    assert (only["blockableTotal"], only["blockableSalaryTotal"]) == ("50", "50")
+    assert (only["blockableTotal"], only["blockableSalaryTotal"]) == ("50.00", "50.00")
     assert await world.transactions() == []
 
 

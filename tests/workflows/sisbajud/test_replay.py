@@ -17,7 +17,7 @@ HISTORIES = Path(__file__).with_name("histories")
 
 async def test_saved_histories_still_replay():
     histories = sorted(HISTORIES.glob("*.json"))
-    assert len(histories) >= 7, "saved histories are missing"
+    assert len(histories) >= 13, "saved histories are missing"
     replayer = Replayer(workflows=[SisbajudOrderWorkflow, SisbajudTickWorkflow],
                         data_converter=pydantic_data_converter)
     for path in histories:

@@ -12,6 +12,7 @@ from shared.db.sisbajud_models import (
     SisbajudAlarm,
     SisbajudHumanDecision,
     SisbajudNotice,
+    SisbajudOutbox,
     SisbajudRoutingDocument,
     SisbajudWrite,
 )
@@ -104,3 +105,9 @@ async def test_still_deferred_at_the_deadline_margin_goes_to_a_person(make_world
     (decision,) = await stored(world, SisbajudHumanDecision, order_id=order_id)
     assert decision.reason == "routing.deferred-at-deadline"
     assert await world.transactions() == []
+    # Held by the deferral, then by a person: each hold says AWAITING_RECONCILIATION once.
+    queued = sorted(await stored(world, SisbajudOutbox, order_id=order_id), key=lambda r: r.id)
+    assert [(r.idempotency_key.rsplit(":", 1)[-1], r.payload["executionState"])
+            for r in queued] == [("accepted", "ACCEPTED"), ("executing", "EXECUTING"),
+                                 ("awaiting-deferral", "AWAITING_RECONCILIATION"),
+                                 ("awaiting-person", "AWAITING_RECONCILIATION")]

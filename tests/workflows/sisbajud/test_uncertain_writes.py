@@ -21,6 +21,7 @@ from shared.contracts.sisbajud import (
 from shared.db.models import OperationalEvent
 from shared.db.sisbajud_models import SisbajudHumanDecision, SisbajudOutbox, SisbajudWrite
 from tests.support.sisbajud import World, new_order_id, serve, stored
+from tests.support.sisbajud_states import finals, numbered, states
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"])
 BLOCK = "transactions.create.block"
@@ -36,7 +37,9 @@ async def _keys(world, order_id) -> list[dict]:
 
 
 async def _outbox(world, order_id) -> list[SisbajudOutbox]:
-    return sorted(await stored(world, SisbajudOutbox, order_id=order_id), key=lambda r: r.id)
+    """Heartbeats and final results queued (progress states left out)."""
+    return sorted((r for r in await stored(world, SisbajudOutbox, order_id=order_id)
+                   if numbered(r.idempotency_key)), key=lambda r: r.id)
 
 
 async def test_apply_then_500_is_indeterminate_until_the_lag_passes_then_full(make_world,
@@ -60,10 +63,15 @@ async def test_apply_then_500_is_indeterminate_until_the_lag_passes_then_full(ma
     (write,) = await stored(world, SisbajudWrite, order_id=order_id)
     assert (write.state, write.transaction_id, write.attempts) == ("APPLIED", tx["id"], 1)
     assert [k["filled"] for k in await _keys(world, order_id)] == [False]  # 409 0084 for days
-    results = (await world.results(order_id))["results"]
+    received = await world.results(order_id)
+    results = finals(received)
     beats, final = results[:-1], results[-1]
+    # Beats while the executor still re-reads say MONITORING, the effect still unknown.
     assert beats and all((b["body"]["executionState"], b["body"]["effect"])
-                         == ("INDETERMINATE", "INDETERMINATE") for b in beats)
+                         == ("MONITORING", "INDETERMINATE") for b in beats)
+    assert states(received) == [("accepted", "ACCEPTED"), ("executing", "EXECUTING"),
+                                *[(str(n + 2), "MONITORING") for n in range(len(beats))],
+                                ("1", "RESOLVED")]
     assert [b["idempotencyKey"] for b in beats] == [f"{order_id}:1:{n + 2}"
                                                      for n in range(len(beats))]
     assert final["idempotencyKey"] == f"{order_id}:1:1"
@@ -116,8 +124,15 @@ async def test_no_proof_after_n_beats_goes_to_a_person_and_the_beats_go_on(make_
                 break
             await asyncio.sleep(0.05)
         await world.tick(client)
-        sent = (await world.results(order_id))["results"]
+        sent = finals(await world.results(order_id))
         assert len(sent) >= 4 and all(r["body"]["effect"] == "INDETERMINATE" for r in sent)
+        # Two beats of monitoring, then the money is held for a person: the seed's
+        # INDETERMINATE beats, and no AWAITING_RECONCILIATION for held money.
+        assert [r["body"]["executionState"] for r in sent[:3]] == [
+            "MONITORING", "MONITORING", "INDETERMINATE"]
+        assert {r["body"]["executionState"] for r in sent[2:]} == {"INDETERMINATE"}
+        assert states(await world.results(order_id))[:2] == [("accepted", "ACCEPTED"),
+                                                             ("executing", "EXECUTING")]
         assert f"{order_id}:1:1" not in [r["idempotencyKey"] for r in sent]  # no final answer
         resolution = ResolveDecisionInput(
             revision=1, effect=Effect.NONE, reason_code=ReasonCode.NO_BALANCE,
@@ -132,9 +147,10 @@ async def test_no_proof_after_n_beats_goes_to_a_person_and_the_beats_go_on(make_
         await world.tick(client)
         await world.tick(client)
     assert run.last_state == OrderState.RESOLVED
-    finals = [r for r in (await world.results(order_id))["results"]
-              if r["idempotencyKey"] == f"{order_id}:1:1"]
-    assert len(finals) == 1 and finals[0]["body"]["effect"] == "NONE"
+    received = await world.results(order_id)
+    final = [r for r in finals(received) if r["idempotencyKey"] == f"{order_id}:1:1"]
+    assert len(final) == 1 and final[0]["body"]["effect"] == "NONE"
+    assert "AWAITING_RECONCILIATION" not in {state for _, state in states(received)}
     (decision,) = await stored(world, SisbajudHumanDecision, order_id=order_id)
     assert (decision.resolved_by, decision.resolution_reason) == ("ana.souza",
                                                                   "ledger shows no movement")
@@ -159,6 +175,9 @@ async def test_the_deadline_margin_fires_before_any_beat(make_world, temporal_en
     (decision,) = await stored(world, SisbajudHumanDecision, order_id=order_id)
     assert decision.disposition == "HELD_MONEY_MOVED" and "deadline" in decision.detail
     assert await _outbox(world, order_id) == []  # the first beat is a minute away
+    keys = sorted(r.idempotency_key for r in await stored(world, SisbajudOutbox,
+                                                          order_id=order_id))
+    assert keys == [f"{order_id}:1:accepted", f"{order_id}:1:executing"]
 
 
 async def test_a_person_resolves_an_unconfigured_institution_once(make_world, temporal_env):
@@ -176,5 +195,5 @@ async def test_a_person_resolves_an_unconfigured_institution_once(make_world, te
         await handle.execute_update("resolve", update, result_type=ResolveDecisionResult)
         await handle.result()
         await world.tick(client)
-    (result,) = (await world.results(order_id))["results"]
-    assert (result["body"]["effect"], result["body"]["executedAmount"]) == ("FULL", "100")
+    (result,) = finals(await world.results(order_id))
+    assert (result["body"]["effect"], result["body"]["executedAmount"]) == ("FULL", "100.00")

@@ -17,6 +17,7 @@ from shared.contracts.sisbajud import OrderState, block_account_alias, order_wor
 from shared.db.sisbajud_models import SisbajudWrite
 from shared.settings import InstitutionSettings
 from tests.support.sisbajud import LEDGER, ORG, World, new_order_id, serve, stored
+from tests.support.sisbajud_states import finals, states
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -106,5 +107,8 @@ async def test_kill_9_between_ledger_write_and_result_writes_once(world, tempora
     (write,) = await stored(world, SisbajudWrite, order_id=order_id)
     assert write.state == "APPLIED" and write.replayed and write.transaction_id == tx["id"]
     results = await world.results(order_id)
-    assert results["keys"] == [f"{order_id}:1:1"] and len(results["attempts"]) == 1
-    assert results["results"][0]["body"]["reasonCode"] == "BLOCKED_TOTAL"
+    # The killed worker's progress states are not sent again by the survivor.
+    assert states(results) == [("accepted", "ACCEPTED"), ("executing", "EXECUTING"),
+                               ("1", "RESOLVED")]
+    assert len(results["attempts"]) == 3
+    assert finals(results)[0]["body"]["reasonCode"] == "BLOCKED_TOTAL"

@@ -108,7 +108,8 @@ async def create_person(body: NewAuthorizedPerson, sessions: Sessions, actor: Ac
                            "Temporary authorizations need valid_until; permanent ones no dates.")
     now = utcnow()
     async with sessions() as session, session.begin():
-        if await session.get(Student, body.student_id) is None:
+        student = await session.get(Student, body.student_id)
+        if student is None:
             raise not_found("Student", body.student_id)
         person = AuthorizedPerson(**body.model_dump(), created_at=now, updated_at=now)
         session.add(person)
@@ -117,7 +118,8 @@ async def create_person(body: NewAuthorizedPerson, sessions: Sessions, actor: Ac
               actor=actor, at=now, to_state=person.status, kind=body.kind)
     if body.kind == Kind.TEMPORARY:
         await kick.timers([TimerInput(kind=TimerKind.AUTHORIZATION, entity_id=person.id,
-                                      deadline=body.valid_until)])
+                                      deadline=body.valid_until, school_id=student.school_id,
+                                      student_id=body.student_id)])
     return _dump(person)
 
 

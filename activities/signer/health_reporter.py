@@ -1,0 +1,77 @@
+"""A worker opens each enabled profile's key and records what it found; readers only read."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from activities.signer.health import check_profile, profile_subject
+from activities.signer.lacuna.health import method_health
+from shared.db.signer_models import SigningProfile
+from shared.findings import read_findings, record_finding
+from shared.settings import Settings
+
+log = logging.getLogger("esteira.signer.health")
+# An edited profile is looked at within this; an unchanged one is opened again only every
+# RECHECK_SECONDS (opening a PFX costs ~80 ms, a token session more).
+SCAN_SECONDS = 5.0
+RECHECK_SECONDS = 60.0
+
+
+def finding_key(profile_name: str) -> str:
+    """The finding a profile's check is recorded under (its readiness line's name too)."""
+    return f"signing-profile:{profile_name}"
+
+
+class ProfileHealthReporter:
+    """Checks enabled profiles in this (worker) process and records each verdict."""
+
+    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession],
+                 reporter: str) -> None:
+        self.settings = settings
+        self.sessions = sessions
+        self.reporter = reporter
+        self._checked: dict[str, tuple[str, float]] = {}
+
+    async def report_once(self) -> None:
+        """Check every enabled profile that changed or is due, and record the results."""
+        async with self.sessions() as session:
+            profiles = (await session.exec(select(SigningProfile).where(
+                SigningProfile.enabled))).all()
+        for profile in profiles:
+            subject = profile_subject(profile)
+            last = self._checked.get(profile.name)
+            if last and last[0] == subject and time.monotonic() - last[1] < RECHECK_SECONDS:
+                continue
+            health = await method_health(await check_profile(profile), profile, self.settings)
+            await record_finding(self.sessions, finding_key(profile.name), ok=health.ok,
+                                 detail=health.detail, reporter=self.reporter, subject=subject)
+            self._checked[profile.name] = (subject, time.monotonic())
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Report until `stop` is set; a failed round is logged and tried again."""
+        while not stop.is_set():
+            try:
+                await self.report_once()
+            except Exception:
+                log.exception("Could not check the signing profiles; trying again")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), SCAN_SECONDS)
+
+
+async def recorded_health(profile: SigningProfile,
+                          sessions: async_sessionmaker[AsyncSession]) -> tuple[bool, str]:
+    """What a worker last found for this version of the profile (read only: opens nothing)."""
+    key = finding_key(profile.name)
+    finding = (await read_findings(sessions, [key])).get(key)
+    if finding is None:
+        return False, "not checked yet: no worker has opened this profile's key"
+    if finding.subject != profile_subject(profile):
+        return False, "changed since a worker last opened its key; waiting for a new check"
+    return finding.ok, finding.detail

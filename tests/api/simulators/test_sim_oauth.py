@@ -1,0 +1,112 @@
+"""The simulators' `/oauth/token` and their bearer check: only unexpired tokens they issued."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from services.simulators.mensageria import create_app as mensageria_app
+from services.simulators.midaz import create_app as midaz_app
+from services.simulators.oauth import OAuthClient, parse_client
+
+CLIENTS = {"exec": OAuthClient("exec-secret", "exec-subject")}
+ORG = "0190b000-0000-7000-8000-0000000000a1"
+LEDGER = "0190b000-0000-7000-8000-0000000000a2"
+MIDAZ_API = f"/v1/organizations/{ORG}/ledgers/{LEDGER}"
+MENSAGERIA_API = "/v1/sisbajud/execution/orders/o-1"
+
+
+@pytest.fixture(params=["midaz", "mensageria"])
+async def sim(request):
+    """A strict simulator client and the API path that needs a token."""
+    if request.param == "midaz":
+        app, path = midaz_app(tokens=(), clients=CLIENTS), MIDAZ_API
+    else:
+        app, path = mensageria_app(tokens=(), clients=CLIENTS), MENSAGERIA_API
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://sim") as c:
+        if request.param == "midaz":
+            (await c.post("/_sim/bootstrap", json={"organizationId": ORG, "ledgerId": LEDGER})
+             ).raise_for_status()
+        else:
+            (await c.post("/_sim/orders", json={"orderId": "o-1"})).raise_for_status()
+        c.kind, c.path = request.param, path
+        yield c
+
+
+def _unauthorised(sim, response: httpx.Response, midaz_code: str) -> None:
+    assert response.status_code == 401
+    body = response.json()
+    if sim.kind == "midaz":  # Midaz's catalogue: 0041 missing, 0042 invalid or expired
+        assert body["code"] == midaz_code and body["title"]
+    else:
+        assert body["code"] == "UNAUTHORIZED" and body["message"]
+
+
+async def _token(sim, **kwargs) -> httpx.Response:
+    return await sim.post("/oauth/token", **kwargs)
+
+
+async def test_basic_auth_and_form_credentials_both_get_a_token(sim):
+    for kwargs in ({"auth": ("exec", "exec-secret"), "data": {"grant_type": "client_credentials"}},
+                   {"data": {"grant_type": "client_credentials", "client_id": "exec",
+                             "client_secret": "exec-secret"}}):
+        response = await _token(sim, **kwargs)
+        assert response.status_code == 200 and response.headers["cache-control"] == "no-store"
+        body = response.json()
+        assert (body["token_type"], body["expires_in"], body["sub"]) == (
+            "Bearer", 3600, "exec-subject")
+        api = await sim.get(sim.path, headers={"Authorization": f"Bearer {body['access_token']}"})
+        assert api.status_code == 200
+
+
+async def test_wrong_credentials_and_grants_are_refused(sim):
+    wrong = await _token(sim, auth=("exec", "nope"), data={"grant_type": "client_credentials"})
+    assert (wrong.status_code, wrong.json()) == (401, {"error": "invalid_client"})
+    unknown = await _token(sim, auth=("who", "exec-secret"),
+                           data={"grant_type": "client_credentials"})
+    assert unknown.status_code == 401
+    grant = await _token(sim, auth=("exec", "exec-secret"), data={"grant_type": "password"})
+    assert (grant.status_code, grant.json()) == (400, {"error": "unsupported_grant_type"})
+
+
+async def test_missing_wrong_and_expired_tokens_get_401(sim):
+    _unauthorised(sim, await sim.get(sim.path), "0041")
+    _unauthorised(sim, await sim.get(sim.path, headers={"Authorization": "Bearer forged"}),
+                  "0042")
+    token = (await _token(sim, auth=("exec", "exec-secret"),
+                          data={"grant_type": "client_credentials"})).json()["access_token"]
+    bearer = {"Authorization": f"Bearer {token}"}
+    assert (await sim.get(sim.path, headers=bearer)).status_code == 200
+    assert (await sim.post("/_sim/oauth/expire")).json() == {"expired": 1}
+    _unauthorised(sim, await sim.get(sim.path, headers=bearer), "0042")
+    assert (await sim.get("/_sim/oauth")).json() == {"tokenRequests": 1, "issued": 1}
+
+
+async def test_midaz_tokens_expire_on_the_simulated_clock():
+    app = midaz_app(tokens=(), clients=CLIENTS, token_ttl_s=60)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://sim") as c:
+        await c.post("/_sim/bootstrap", json={"organizationId": ORG, "ledgerId": LEDGER})
+        token = (await c.post("/oauth/token", auth=("exec", "exec-secret"),
+                              data={"grant_type": "client_credentials"})).json()["access_token"]
+        bearer = {"Authorization": f"Bearer {token}"}
+        assert (await c.get(MIDAZ_API, headers=bearer)).status_code == 200
+        app.state.sim.clock.advance(61)
+        refused = await c.get(MIDAZ_API, headers=bearer)
+    assert (refused.status_code, refused.json()["code"]) == (401, "0042")
+
+
+async def test_the_ledger_reports_its_owner_in_metadata():
+    app = midaz_app()
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://sim",
+                                 headers={"Authorization": "Bearer any"}) as c:
+        await c.post("/_sim/bootstrap", json={"organizationId": ORG, "ledgerId": LEDGER,
+                                              "ledgerMetadata": {"sisbajudOwner": "exec-7"}})
+        ledger = (await c.get(MIDAZ_API)).json()
+    assert ledger["metadata"] == {"sisbajudOwner": "exec-7"}
+
+
+def test_the_client_flag():
+    assert parse_client("exec:s3:sub-1") == ("exec", OAuthClient("s3", "sub-1"))
+    assert parse_client("exec:s3") == ("exec", OAuthClient("s3", "exec"))
+    with pytest.raises(ValueError):
+        parse_client("exec")

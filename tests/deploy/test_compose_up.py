@@ -1,0 +1,184 @@
+"""`docker-compose.yml` really comes up: local images, host network, a dropped PDF signed, and
+`down -v` leaves no container, volume or network behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from activities.signer.crypto.samples import make_pdf
+from tests.deploy.docker_engine import docker, owned_by_image_user, poll
+from tests.deploy.targets import COMPOSE_FILE, REPO
+from tests.deploy.test_image import pdfsig, signing_pki, sisbajud_settings
+from tests.support.ports import free_ports
+
+pytestmark = [pytest.mark.docker, pytest.mark.timeout(1800)]
+OVERRIDE = REPO / "deploy" / "compose.test.yml"
+POSTGRES_IMAGE = "esteira-test/postgres:15-bookworm"
+INBOX = "/var/lib/esteira/data/storage/input/inbox"
+LONG_RUNNING = {"postgres", "temporal", "api", "grpc", "watcher", "webhook", "worker-signer",
+                "worker-sisbajud", "worker-pickup"}
+HEALTH_CHECKED = {"postgres", "temporal", "api", "grpc", "webhook"}
+
+
+def compose_command() -> list[str]:
+    """Compose v2 where its plugin is installed, else Debian's v1 `docker-compose`."""
+    if docker("compose", "version", check=False).returncode == 0:
+        return ["docker", "compose"]
+    if shutil.which("docker-compose"):
+        return ["docker-compose"]
+    pytest.skip("no Compose: install docker-compose (scripts/install-system-deps.sh does)")
+
+
+def engine_objects() -> dict[str, set[str]]:
+    """Every container, volume and network the engine holds (anonymous volumes included)."""
+    return {kind: set(docker(*command).stdout.decode().split()) for kind, command in {
+        "containers": ("ps", "--all", "--quiet", "--no-trunc"),
+        "volumes": ("volume", "ls", "--quiet"),
+        "networks": ("network", "ls", "--quiet", "--no-trunc")}.items()}
+
+
+@pytest.fixture(scope="module")
+def postgres_image(python_base_image) -> str:
+    """PostgreSQL from Debian's package on the local base (the layer cache keeps it)."""
+    docker("build", "--network", "host", "--build-arg", f"BASE_IMAGE={python_base_image}",
+           "--tag", POSTGRES_IMAGE, str(REPO / "tests" / "deploy" / "images" / "postgres"),
+           timeout=900)
+    return POSTGRES_IMAGE
+
+
+class Stack:
+    """One compose project from docker-compose.yml plus the local-engine override."""
+
+    def __init__(self, environment: dict[str, str], directory: Path) -> None:
+        self.project = f"esteira-test-{uuid.uuid4().hex[:8]}"
+        self.environment = environment
+        merged = self.render(directory / "compose.yml")
+        self.command = [*compose_command(), "--project-name", self.project, "--file", str(merged)]
+
+    def render(self, target: Path) -> Path:
+        """The two files merged by Compose itself, minus `ports:` (see deploy/compose.test.yml)."""
+        rendered = subprocess.run(
+            [*compose_command(), "--file", str(COMPOSE_FILE), "--file", str(OVERRIDE), "config"],
+            env=self.environment, cwd=REPO, capture_output=True, text=True, timeout=60)
+        assert rendered.returncode == 0, rendered.stderr
+        spec = yaml.safe_load(rendered.stdout)
+        # Services behind a profile (simulators, the Temporal UI) are never started here; left
+        # in, Compose v1 would still create the project's bridge network for them.
+        spec["services"] = {name: service for name, service in spec["services"].items()
+                            if "profiles" not in service}
+        for name, service in spec["services"].items():
+            assert service.get("network_mode") == "host", name
+            service.pop("ports", None)
+        target.touch(mode=0o600)  # it holds the (test) secrets
+        target.write_text(yaml.safe_dump(spec, sort_keys=False))
+        return target
+
+    def __call__(self, *args: str, timeout: float = 600, stdin: bytes | None = None,
+                 check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        result = subprocess.run([*self.command, *args], env=self.environment, cwd=REPO,
+                                input=stdin, capture_output=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise AssertionError(f"compose {' '.join(args)} exited {result.returncode}:\n"
+                                 f"{result.stderr.decode(errors='replace')[-4000:]}\n"
+                                 f"{self.logs()}")
+        return result
+
+    def containers(self) -> dict[str, str]:
+        """service -> `state health` of each container of the project."""
+        ids = docker("ps", "--all", "--quiet", "--filter",
+                     f"label=com.docker.compose.project={self.project}").stdout.decode().split()
+        states = {}
+        for line in docker("inspect", "--format",
+                           '{{index .Config.Labels "com.docker.compose.service"}} '
+                           "{{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}"
+                           "{{end}}", *ids).stdout.decode().splitlines() if ids else []:
+            service, _, state = line.partition(" ")
+            states[service] = state.strip()
+        return states
+
+    def logs(self) -> str:
+        result = self("logs", "--no-color", "--tail", "25", timeout=60, check=False)
+        return result.stdout.decode(errors="replace")[-12000:]
+
+
+@pytest.fixture
+def stack(esteira_image, postgres_image, tmp_path):
+    """Settings for every `${…}` the two files name: secrets, free ports, the signing keys."""
+    tmp_path.chmod(0o755)
+    pki = owned_by_image_user(tmp_path / "pki")
+    logs = owned_by_image_user(tmp_path / "logs")
+    profiles = signing_pki(pki)
+    names = ("POSTGRES", "TEMPORAL", "TEMPORAL_HTTP", "TEMPORAL_METRICS", "API", "GRPC",
+             "WEBHOOK", "NOBODY")
+    ports = dict(zip(names, free_ports(len(names)), strict=True))
+    inherited = {k: v for k, v in os.environ.items()
+                 if not k.startswith(("ESTEIRA_", "TEMPORAL_", "COMPOSE_", "POSTGRES_"))}
+    environment = {
+        **inherited, "ESTEIRA_IMAGE": esteira_image, "ESTEIRA_TEST_POSTGRES_IMAGE": postgres_image,
+        "ESTEIRA_TEST_PKI": str(pki), "ESTEIRA_TEST_LOGS": str(logs),
+        "ESTEIRA_SIGNING__PROFILES": json.dumps(profiles),
+        "POSTGRES_PASSWORD": secrets.token_urlsafe(16),
+        "ESTEIRA_API_KEY": secrets.token_urlsafe(32),
+        **{f"ESTEIRA_TEST_PORT_{name}": str(port) for name, port in ports.items()},
+        **sisbajud_settings(f"http://127.0.0.1:{ports['NOBODY']}"),
+    }
+    before = engine_objects()
+    stack = Stack(environment, tmp_path)
+    stack.api = f"http://127.0.0.1:{ports['API']}"
+    stack.headers = {"X-API-Key": environment["ESTEIRA_API_KEY"]}
+    try:
+        yield stack
+    finally:
+        stack.before_down = engine_objects()
+        stack("down", "--volumes", "--remove-orphans", "--timeout", "20", check=False)
+    leftovers = {kind: sorted(now - before[kind]) for kind, now in engine_objects().items()}
+    assert leftovers == {"containers": [], "volumes": [], "networks": []}
+
+
+def test_the_stack_comes_up_signs_a_dropped_pdf_and_goes_down_without_a_trace(stack, tmp_path):
+    stack("up", "--detach", "--no-build")
+    try:
+        poll(lambda: all(stack.containers().get(s) == "running healthy" for s in HEALTH_CHECKED),
+             timeout=240, what="the health checks of " + ", ".join(sorted(HEALTH_CHECKED)))
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}: {stack.containers()}\n{stack.logs()}") from None
+    states = stack.containers()
+    assert states["migrate"] == "exited", states
+    assert {s for s, state in states.items() if state.startswith("running")} == LONG_RUNNING
+    # Host network only: compose made no network (no bridge, no private address).
+    assert not docker("network", "ls", "--quiet", "--filter",
+                      f"label=com.docker.compose.project={stack.project}").stdout.strip()
+    assert httpx.get(f"{stack.api}/api/ready", timeout=10).status_code == 200
+
+    # Dropped into the watcher's inbox on the shared data volume, as an operator would.
+    stack("exec", "-T", "watcher", "sh", "-c", f"cat > {INBOX}/relatorio.pdf",
+          stdin=make_pdf(), timeout=60)
+
+    def signed() -> dict | None:
+        jobs = httpx.get(f"{stack.api}/api/jobs", headers=stack.headers, timeout=10).json()
+        done = [j for j in jobs["items"] if j["fileName"] == "relatorio.pdf"
+                and j["status"] in ("Completed", "Failed", "Canceled")]
+        return done[0] if done else None
+
+    try:
+        job = poll(signed, timeout=120, what="the dropped PDF's job to finish")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{stack.logs()}") from None
+    assert job["status"] == "Completed", job
+    detail = httpx.get(f"{stack.api}/api/jobs/{job['id']}", headers=stack.headers,
+                       timeout=10).json()
+    output = tmp_path / Path(detail["outputPath"]).name
+    output.write_bytes(stack("exec", "-T", "api", "cat", detail["outputPath"],
+                             timeout=60).stdout)
+    assert output.name == "relatorio.signed.pdf"
+    assert "Signature is Valid" in pdfsig(output)

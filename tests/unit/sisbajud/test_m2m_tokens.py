@@ -1,0 +1,144 @@
+"""OAuth client credentials: one token for many calls, renewed near expiry and once on a 401."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from types import SimpleNamespace
+
+import httpx
+import pytest
+from authlib.oauth2.rfc6749 import wrappers
+
+from activities.sisbajud.clients import (
+    MensageriaClient,
+    MensageriaTokenError,
+    MidazClient,
+    UpstreamError,
+)
+from services.simulators.mensageria import create_app as mensageria_app
+from services.simulators.midaz import create_app as midaz_app
+from services.simulators.oauth import OAuthClient
+from shared.logs.masking import secret_values
+from shared.settings import InstitutionSettings, Settings, SisbajudSettings
+
+MIDAZ, MENSAGERIA = "http://midaz.test", "http://mensageria.test"
+ORG = "0190b000-0000-7000-8000-0000000000a1"
+LEDGER = "0190b000-0000-7000-8000-0000000000a2"
+SECRET = "s3cret-of-the-executor-client"
+CLIENTS = {"exec": OAuthClient(SECRET, "exec-subject")}
+
+
+def _settings(secret: str = SECRET, leeway: float = 60) -> Settings:
+    return Settings(sisbajud=SisbajudSettings(
+        mensageria_url=MENSAGERIA, mensageria_client_id="exec", mensageria_client_secret=secret,
+        m2m_token_leeway_seconds=leeway,
+        institutions=[InstitutionSettings(id="B", base_url=MIDAZ, client_id="exec",
+                                          client_secret=secret, organization_id=ORG,
+                                          ledger_id=LEDGER)]))
+
+
+@pytest.fixture
+async def sims():
+    """Strict simulators (only the tokens they issued) behind one httpx client."""
+    midaz, mensageria = (midaz_app(tokens=(), clients=CLIENTS),
+                         mensageria_app(tokens=(), clients=CLIENTS))
+    http = httpx.AsyncClient(mounts={MIDAZ: httpx.ASGITransport(midaz),
+                                     MENSAGERIA: httpx.ASGITransport(mensageria)})
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(midaz), base_url=MIDAZ) as sim:
+        (await sim.post("/_sim/bootstrap", json={"organizationId": ORG, "ledgerId": LEDGER,
+                                                  "ledgerMetadata": {"sisbajudOwner": "x"}})
+         ).raise_for_status()
+    yield SimpleNamespace(midaz=midaz, mensageria=mensageria, http=http)
+    await http.aclose()
+
+
+def _midaz(sims, settings: Settings | None = None) -> MidazClient:
+    settings = settings or _settings()
+    return MidazClient.for_institution(sims.http, settings, settings.sisbajud.institutions[0])
+
+
+async def test_one_token_serves_many_calls_across_clients(sims):
+    settings = _settings()
+    await asyncio.gather(*(_midaz(sims, settings).owner() for _ in range(10)))
+    for _ in range(5):  # new client objects, as each activity builds them, share the token
+        assert await _midaz(sims, settings).subject() == "exec-subject"
+    mensageria = MensageriaClient.from_settings(sims.http, settings)
+    statuses = {(await mensageria.fetch_order("missing")).status_code for _ in range(5)}
+    assert statuses == {404}  # authorised: the order is just not there
+    assert (sims.midaz.state.oauth.requests, sims.mensageria.state.oauth.requests) == (1, 1)
+
+
+async def test_a_token_about_to_expire_is_renewed_before_use(sims, monkeypatch):
+    midaz = _midaz(sims)
+    await midaz.owner()
+    first = (await midaz.m2m.token())["access_token"]
+    # Authlib's clock moves to within the leeway of the token's end (3600 s, leeway 60).
+    monkeypatch.setattr(wrappers, "time", SimpleNamespace(time=lambda: time.time() + 3550))
+    await midaz.owner()
+    assert sims.midaz.state.oauth.requests == 2
+    assert (await midaz.m2m.token())["access_token"] != first
+
+
+async def test_a_401_gets_one_fresh_token_and_one_retry(sims):
+    midaz = _midaz(sims)
+    await midaz.owner()
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(sims.midaz),
+                                 base_url=MIDAZ) as sim:
+        assert (await sim.post("/_sim/oauth/expire")).json() == {"expired": 1}
+    assert await midaz.owner() == "x"
+    assert sims.midaz.state.oauth.requests == 2
+
+
+async def test_a_second_401_fails_clearly_without_looping(caplog):
+    calls = {"token": 0, "api": 0}
+
+    def refusing(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/oauth/token":
+            calls["token"] += 1
+            return httpx.Response(200, json={"access_token": f"t{calls['token']}",
+                                             "token_type": "Bearer", "expires_in": 600})
+        calls["api"] += 1
+        return httpx.Response(401, json={"code": "0042", "title": "Invalid Token"})
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(refusing)) as http:
+        settings = _settings()
+        midaz = MidazClient.for_institution(http, settings, settings.sisbajud.institutions[0])
+        with caplog.at_level(logging.ERROR), pytest.raises(UpstreamError) as raised:
+            await midaz.owner()
+    assert raised.value.status == 401 and raised.value.code == "0042"
+    assert calls == {"token": 2, "api": 2}
+    assert "refused a freshly issued token" in caplog.text
+
+
+async def test_a_refused_client_is_a_clear_error_and_no_secret_is_logged(sims, caplog):
+    wrong = "not-the-secret-at-all"
+    settings = _settings(secret=wrong)
+    with caplog.at_level(logging.DEBUG):
+        with pytest.raises(UpstreamError) as raised:
+            await _midaz(sims, settings).owner()
+        with pytest.raises(MensageriaTokenError) as fetch:
+            await MensageriaClient.from_settings(sims.http, settings).fetch_order("o")
+        # and a good run with a refresh on 401, for the tokens that pass through
+        good = _midaz(sims)
+        await good.owner()
+        token = (await good.m2m.token())["access_token"]
+    assert raised.value.status == 401 and "refused client exec: invalid_client" in str(
+        raised.value)
+    assert "invalid_client" in str(fetch.value)
+    text = caplog.text + "".join(str(r.args) for r in caplog.records)
+    assert wrong not in text and SECRET not in text and token not in text
+    assert {wrong} <= set(secret_values(settings))  # and the masker knows the secret
+
+
+async def test_an_unreachable_token_endpoint_is_a_transport_failure():
+    def down(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(down)) as http:
+        settings = _settings()
+        midaz = MidazClient.for_institution(http, settings, settings.sisbajud.institutions[0])
+        with pytest.raises(UpstreamError) as raised:
+            await midaz.owner()
+    assert raised.value.status is None and raised.value.retryable

@@ -1,0 +1,59 @@
+"""Per-institution routes of the real services, and the gateway's fetch without a token."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from activities.sisbajud.clients import MidazClient
+from activities.sisbajud.orders import OrderActivities
+from services.simulators.mensageria import create_app as mensageria_app
+from services.simulators.oauth import OAuthClient
+from services.webhook_gateway.order_check import MensageriaLookup, OrderUnavailable
+from shared.settings import InstitutionSettings, Settings, SisbajudSettings
+
+
+def _token(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(200, json={"access_token": "tok", "token_type": "Bearer",
+                                     "expires_in": 600, "sub": "exec"})
+
+
+@pytest.mark.parametrize(("mode", "version", "url"), [
+    ("embedded", "v2", "http://midaz/v2/organizations/o/instruments"),
+    ("embedded", "v1", "http://midaz/v1/organizations/o/instruments"),
+    ("legacy", "v2", "http://crm/v1/aliases")])
+async def test_the_crm_route_follows_the_institution(mode, version, url):
+    seen: list[httpx.Request] = []
+
+    def midaz(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/oauth/token":
+            return _token(request)
+        seen.append(request)
+        return httpx.Response(200, json={"items": [{"accountId": "a"}], "page": 1})
+
+    institution = InstitutionSettings(id="B", base_url="http://midaz", organization_id="o",
+                                      ledger_id="l", crm_mode=mode, crm_base_url="http://crm",
+                                      crm_embedded_version=version)
+    settings = Settings(sisbajud=SisbajudSettings(institutions=[institution]))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(midaz)) as http:
+        found = await MidazClient.for_institution(http, settings, institution).instruments("1")
+    assert found == [{"accountId": "a"}]
+    (request,) = seen
+    assert str(request.url.copy_with(query=None)) == url
+    assert request.url.params["document"] == "1"
+    assert request.headers["Authorization"] == "Bearer tok"
+    assert (request.headers.get("X-Organization-Id") == "o") is (mode == "legacy")
+
+
+async def test_the_gateway_answers_unavailable_when_the_mensageria_refuses_our_client():
+    app = mensageria_app(tokens=(), clients={"exec": OAuthClient("right", "exec")})
+    wrong = Settings(sisbajud=SisbajudSettings(
+        mensageria_url="http://mensageria.test", mensageria_client_id="exec",
+        mensageria_client_secret="wrong"))
+    async with httpx.AsyncClient(
+            mounts={"http://mensageria.test": httpx.ASGITransport(app)}) as http:
+        orders = OrderActivities(wrong, None, http)  # type: ignore[arg-type]  # no store read
+        lookup = MensageriaLookup(orders, timeout_s=5)
+        with pytest.raises(OrderUnavailable) as raised:
+            await lookup("0190a000-0000-7000-8000-00000000d001")
+    assert "refused client exec: invalid_client" in str(raised.value)

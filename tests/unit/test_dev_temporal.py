@@ -1,0 +1,69 @@
+"""The embedded Temporal dev server: loopback by default, its Web UI read-only unless asked."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from services.dev.temporal_server import dev_server_args
+from services.dev.temporal_ui_proxy import READ_ONLY_CODE, SETTINGS_PATH, create_app
+from shared.settings import Settings
+
+
+def _flag(args: list[str], name: str) -> str:
+    return args[args.index(name) + 1]
+
+
+def test_frontend_and_ui_bind_to_loopback_even_when_the_services_listen_everywhere(tmp_path):
+    settings = Settings(data_dir=tmp_path, host="0.0.0.0")
+    args = dev_server_args(settings, ui_upstream_port=41234)
+    assert _flag(args, "--ip") == "127.0.0.1"
+    assert (_flag(args, "--ui-ip"), _flag(args, "--ui-port")) == ("127.0.0.1", "41234")
+
+
+def test_a_setting_opens_the_frontend_and_a_writable_ui_on_its_own_port(tmp_path, monkeypatch):
+    monkeypatch.setenv("ESTEIRA_TEMPORAL_SERVER__BIND_HOST", "0.0.0.0")
+    monkeypatch.setenv("ESTEIRA_TEMPORAL_SERVER__UI_WRITE_ACTIONS", "true")
+    settings = Settings(data_dir=tmp_path)
+    assert settings.temporal_server.ui_write_actions is True
+    args = dev_server_args(settings)
+    assert _flag(args, "--ip") == "0.0.0.0"
+    assert (_flag(args, "--ui-ip"), _flag(args, "--ui-port")) == (
+        "0.0.0.0", str(settings.ports.temporal_ui))
+
+
+@pytest.fixture
+async def door():
+    seen: list[httpx.Request] = []
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == SETTINGS_PATH:
+            return httpx.Response(200, json={"DisableWriteActions": False, "Version": "x"})
+        return httpx.Response(200, text="page")
+
+    app = create_app("http://ui.upstream", transport=httpx.MockTransport(upstream))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://door") as client:
+        yield client, seen
+
+
+async def test_the_ui_door_passes_reads_and_marks_the_ui_read_only(door):
+    client, seen = door
+    page = await client.get("/namespaces/default/workflows?query=x")
+    assert (page.status_code, page.text) == (200, "page")
+    assert seen[0].url.path == "/namespaces/default/workflows" and seen[0].url.query == b"query=x"
+    settings = await client.get(SETTINGS_PATH)
+    assert json.loads(settings.content) == {"DisableWriteActions": True, "Version": "x"}
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE"])
+async def test_the_ui_door_refuses_every_write(door, method):
+    client, seen = door
+    response = await client.request(
+        method, "/api/v1/namespaces/default/workflows/w/terminate", json={})
+    assert response.status_code == 403
+    assert response.json()["code"] == READ_ONLY_CODE
+    assert seen == []
