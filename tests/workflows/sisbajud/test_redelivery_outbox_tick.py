@@ -175,7 +175,9 @@ async def test_a_failing_stage_does_not_stop_the_others(temporal_env, task_queue
                    activities=activities):
         result = await temporal_env.client.execute_workflow(
             TICK_WORKFLOW, TickInput(task_queue=task_queue), id=f"tick-{uuid.uuid4()}",
-            task_queue=task_queue, result_type=TickResult)
+            task_queue=task_queue, result_type=TickResult,
+            # Stages only run on their own queue: scheduled anywhere else, the run times out.
+            execution_timeout=timedelta(seconds=60))
     assert ran == ["ingest", "orphans", "monitor", "drain"]
     assert [(s.stage.value, s.ok) for s in result.stages] == [
         ("ingest", False), ("orphans", True), ("monitor", False), ("drain", True)]
