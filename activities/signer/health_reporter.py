@@ -49,9 +49,17 @@ class ProfileHealthReporter:
             last = self._checked.get(profile.name)
             if last and last[0] == subject and time.monotonic() - last[1] < RECHECK_SECONDS:
                 continue
-            health = await method_health(await check_profile(profile), profile, self.settings)
-            await record_finding(self.sessions, finding_key(profile.name), ok=health.ok,
-                                 detail=health.detail, reporter=self.reporter, subject=subject)
+            try:
+                health = await method_health(await check_profile(profile), profile,
+                                             self.settings)
+                ok, detail = health.ok, health.detail
+            except Exception as exc:
+                # One profile's unexpected error must not leave the others unchecked (nor
+                # reopen every key each round); the detail is public: the type only.
+                log.warning("Could not check signing profile %s", profile.name, exc_info=True)
+                ok, detail = False, f"DEGRADED: the check raised {type(exc).__name__}"
+            await record_finding(self.sessions, finding_key(profile.name), ok=ok,
+                                 detail=detail, reporter=self.reporter, subject=subject)
             self._checked[profile.name] = (subject, time.monotonic())
 
     async def run(self, stop: asyncio.Event) -> None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
+import socket
+import ssl
 from concurrent.futures import BrokenExecutor, Executor
 from datetime import timedelta
 from pathlib import Path
@@ -41,6 +44,12 @@ INTERRUPTED_MESSAGE = ("Worker lost after the signing call may have happened; ma
 # How long a job whose claim met the pause waits before its next try (a paused worker doesn't
 # poll, so the try then waits for the resume without costing anything).
 PAUSED_RETRY_DELAY = timedelta(seconds=5)
+# OSErrors of the network (the store, a remote service), not of a job's file: retried. Only
+# some of them are ConnectionError: a DNS failure, a TLS error or an unreachable host aren't.
+_NETWORK_ERRORS = (ConnectionError, TimeoutError, socket.gaierror, socket.herror, ssl.SSLError)
+_NETWORK_ERRNOS = frozenset({errno.EHOSTUNREACH, errno.EHOSTDOWN, errno.ENETUNREACH,
+                             errno.ENETDOWN, errno.ENETRESET, errno.ENOTCONN,
+                             errno.EADDRNOTAVAIL})
 
 
 class JobFailed(Exception):
@@ -101,7 +110,7 @@ class SigningActivities:
         except (JobFailed, PreSigningFailure) as failure:
             return await self._fail(job, failure.code, failure.message)
         except OSError as exc:
-            if isinstance(exc, ConnectionError | TimeoutError):
+            if isinstance(exc, _NETWORK_ERRORS) or exc.errno in _NETWORK_ERRNOS:
                 raise  # the store or a remote service: infrastructure, retried
             # A file step of this job failed (a name too long, a full disk): its own error,
             # not a lost worker. Left to a retry, it would be read as an interrupted signing.

@@ -49,6 +49,8 @@ DECISION_NOT_OPEN = SisbajudApiErrorCode.DECISION_NOT_OPEN
 GONE = (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION)
 # What a confirmation must repeat of the proposal it confirms.
 DECIDED_FIELDS = ("effect", "reasonCode", "executedAmount", "transactionId")
+# The actors that name a person (the API key names none).
+NAMED_PREFIX = "operator:"
 
 
 class ActionIn(BaseModel):
@@ -239,6 +241,14 @@ async def _propose(sessions: Sessions, row: SisbajudHumanDecision, body: Resolut
             "revision": row.revision, "proposedBy": actor}
 
 
+def _named(actor: str) -> None:
+    """Two people means two named ones: the shared API key could be either of them."""
+    if not actor.startswith(NAMED_PREFIX):
+        raise sisbajud_error(SisbajudApiErrorCode.OPERATOR_INVALID,
+                             "A resolution that moves or frees money needs a named operator's "
+                             "credential (Authorization: Basic, or a dashboard session).")
+
+
 def _confirming(row: SisbajudHumanDecision, body: ResolutionIn, actor: str) -> str:
     """The attribution of a confirmed resolution (409 when the proposer confirms, or when the
     confirmation says something else than the proposal)."""
@@ -257,7 +267,8 @@ async def resolve_decision(sessions: Sessions, temporal: TemporalProvider, decis
                            body: ResolutionIn, actor: str) -> dict[str, Any]:
     """End the order's wait with this final result; it goes out through the outbox once.
     A resolution that moves or frees money is first proposed (`status: proposed`), then
-    confirmed by a different person (409 `sisbajud.same-actor` for the same one)."""
+    confirmed by a different person (409 `sisbajud.same-actor` for the same one); both must be
+    named operators (401 `sisbajud.operator-invalid` for the shared API key)."""
     if body.actor is not None and body.actor != actor:
         raise sisbajud_error(SisbajudApiErrorCode.ACTOR_NOT_CREDENTIAL,
                              f"The actor is {actor}, from the credential; leave `actor` out.")
@@ -268,6 +279,8 @@ async def resolve_decision(sessions: Sessions, temporal: TemporalProvider, decis
     if row.resolved_at is not None:
         raise sisbajud_error(DECISION_NOT_OPEN, f"Decision {decision_id} was already resolved "
                              f"by {row.resolved_by}.")
+    if row.proposed_by is not None or moves_money(row, body):
+        _named(actor)
     if row.proposed_by is None and moves_money(row, body):
         return await _propose(sessions, row, body, actor)
     if row.proposed_by is not None:

@@ -142,12 +142,15 @@ class Supervisor:
             raise
         finally:
             os.close(write_fd)
+        pipe = os.fdopen(read_fd, "rb", 0)
         try:
             reader = asyncio.StreamReader(limit=_STREAM_LIMIT)
             transport, _ = await asyncio.get_running_loop().connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0))
+                lambda: asyncio.StreamReaderProtocol(reader), pipe)
         except BaseException:
+            pipe.close()
             os.killpg(process.pid, signal.SIGKILL)  # unwatched, it would run on unseen
+            await process.wait()
             raise
         pump = asyncio.create_task(self._pump(spec, reader, transport))
         self._children[spec.name] = _Running(process, pump, time.monotonic())

@@ -11,8 +11,8 @@ MASK = "***"
 
 # Pairs such as `password=hunter2`, `"pin": "1234"`, `X-API-Key: abc`, `Bearer abc`: the value
 # is a secret whatever its source, so lines from libraries and exceptions are covered too.
-# A bare word, a colon and a space is prose ("No webhook secret: set ESTEIRA_…"), not a pair:
-# `key: value` counts only when quoted, unspaced, or a header name (`X-API-Key:`).
+# A bare word, a colon, a space and a lower-case word is prose ("No webhook secret: set
+# ESTEIRA_…"), not a pair; `password: hunter2` (a digit, a capital, a symbol) still is.
 _KEY = r"""[\w-]*?(?:api[_-]?key|x-api-key|password|passwd|pwd|(?<![a-z])pin(?![a-z])
         |token|secret|hmac[_-]?secret|client[_-]?secret|authorization|whsec)[\w-]*"""
 _PAIR = re.compile(
@@ -21,6 +21,7 @@ _PAIR = re.compile(
         (?P<key>{_KEY})(?P<sep>\s*=\s*["']?|:(?!\s)["']?|:\s*["'])
       | (?P<qkey>["']{_KEY}["'])(?P<qsep>\s*[:=]\s*["']?)
       | (?P<hkey>(?:[a-z]+-)+{_KEY}|authorization|proxy-authorization)(?P<hsep>:\s*)
+      | (?P<skey>{_KEY})(?P<ssep>:\s+)(?!(?-i:[a-z]+)(?:[\s"',;&}}]|$))
     )
     (?P<value>(?:bearer\s+|basic\s+)?[^\s"',;&}}]+)
     """
@@ -60,7 +61,8 @@ class SecretMasker:
 
 def _mask_pair(match: re.Match[str]) -> str:
     key, sep = next((match[k], match[s]) for k, s in (("key", "sep"), ("qkey", "qsep"),
-                                                      ("hkey", "hsep")) if match[k])
+                                                      ("hkey", "hsep"), ("skey", "ssep"))
+                    if match[k])
     return f"{key}{sep}{MASK}"
 
 

@@ -81,6 +81,10 @@ def test_secrets_from_settings_never_reach_console_or_file(tmp_path, capfd, rest
         ("Authorization: Bearer eyJhbGciOi.payload.sig", "eyJhbGciOi.payload.sig"),
         ("secret is whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2La", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2La"),
         ("token=tok_live_998877", "tok_live_998877"),
+        ("password: hunter2", "hunter2"),
+        ("db password: s3cret at login", "s3cret"),
+        ("PIN: 1234", "1234"),
+        ("client_secret: Zq9-x", "Zq9-x"),
     ],
 )
 def test_secret_looking_pairs_are_masked_even_when_not_configured(text, secret):

@@ -7,13 +7,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Request
 from pydantic import ValidationError
 
+from services.api.routes.sisbajud_actor import credential_actor
 from shared.auth import API_KEY_HEADER, keys_match
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudRoutingDocument
 from shared.errors import ErrorCode, EsteiraError
 from shared.sisbajud_routing import DOCUMENT_KEYS, load_documents, preflight, validate_document
-
-ACTOR_HEADER = "X-Actor"
 
 
 def require_api_key(request: Request) -> None:
@@ -72,7 +71,7 @@ async def put_routing_document(key: str, request: Request,
                            f"{key} is not valid: {exc.error_count()} error(s): "
                            + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
                                        for e in exc.errors())) from exc
-    actor = request.headers.get(ACTOR_HEADER) or getattr(request.state, "actor", "api-key")
+    actor = credential_actor(request)  # who holds the credential, never a header they set
     async with request.app.state.context.sessions() as session:
         row = await session.get(SisbajudRoutingDocument, key)
         if row is None:

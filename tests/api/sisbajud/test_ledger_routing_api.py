@@ -79,3 +79,11 @@ async def test_preflight_reports_each_misconfiguration(api, settings, bindings, 
                for p in report["problems"])
     assert sorted(w["code"] for w in report["warnings"]) == [
         "routing.binding-unused", "routing.organization-unknown"]
+
+
+@SQLITE_ONLY
+async def test_the_editor_is_the_credential_not_a_header_the_caller_sets(api):
+    response = await api.put(f"{BASE}/routing.organizations", json={"organizations": []},
+                             headers={**AUTH, "X-Actor": "someone.else"})
+    assert response.status_code == 200, response.text
+    assert response.json()["updatedBy"] == "api-key"

@@ -209,9 +209,24 @@ async def test_a_resolution_that_frees_money_needs_two_people_even_without_held_
     url = f"/api/sisbajud/human-decisions/{decision.id}/resolution"
     freed = {"reason": "the judge allowed it", "effect": "PARTIAL",
              "reasonCode": "UNBLOCKED_PARTIAL", "executedAmount": "5"}
-    assert (await api.post(url, json=freed, headers=AUTH)).status_code == 202
-    # The shared API key is one actor: it cannot confirm its own proposal.
-    _refused(await api.post(url, json=freed, headers=AUTH), 409, "sisbajud.same-actor")
+    assert (await api.post(url, json=freed, headers=_as("ana"))).status_code == 202
+    _refused(await api.post(url, json=freed, headers=_as("ana")), 409, "sisbajud.same-actor")
+
+
+async def test_the_shared_api_key_is_nobody_so_it_neither_proposes_nor_confirms(api,
+                                                                                operators):
+    # Whoever holds the key may also be `ana`: the key proposing and ana confirming (or the
+    # other way round) would be one person moving money alone.
+    decision = SisbajudHumanDecision(order_id=new_order_id(), revision=1,
+                                     reason="ledger.write-indeterminate",
+                                     disposition="HELD_MONEY_MOVED")
+    await _add(api, decision)
+    url = f"/api/sisbajud/human-decisions/{decision.id}/resolution"
+    _refused(await api.post(url, json=HELD, headers=AUTH), 401, "sisbajud.operator-invalid")
+    assert (await api.post(url, json=HELD, headers=_as("ana"))).status_code == 202
+    _refused(await api.post(url, json=HELD, headers=AUTH), 401, "sisbajud.operator-invalid")
+    row = await _get(api, SisbajudHumanDecision, decision.id)
+    assert (row.proposed_by, row.resolved_at) == ("operator:ana", None)
 
 
 async def test_two_people_release_held_money_on_a_running_order(api, operators, settings,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+import socket
 
 import pytest
 
@@ -78,3 +79,29 @@ async def test_a_retry_of_a_name_that_cannot_be_carried_is_refused(signer):
     result = await signer.enqueue(path, source=JobSource.RETRY)
     assert (result.outcome, result.code) == (Outcome.REFUSED, SignerErrorCode.INPUT_INVALID_NAME)
     assert path.exists() and await signer.repository.latest_for_path(str(path)) is None
+
+
+@pytest.mark.parametrize("network_error", [
+    OSError(errno.EHOSTUNREACH, "No route to host"),
+    socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution"),
+])
+async def test_a_network_oserror_of_the_store_is_retried_not_failed_as_storage(
+        signer, monkeypatch, network_error):
+    # The store's driver raises these raw (not ConnectionError): they are the network's.
+    note = signer.repository.note
+    raised = []
+
+    async def unreachable_once(job_id, message, **kwargs):
+        if message.startswith("Signing (") and not raised:
+            raised.append(message)
+            raise network_error
+        return await note(job_id, message, **kwargs)
+
+    monkeypatch.setattr(signer.repository, "note", unreachable_once)
+    signed = []
+    signer.executor.before = lambda fn, request: signed.append(fn)
+    job_id = (await signer.enqueue(signer.drop("net.pdf", make_pdf()))).job_id
+    job = await signer.wait_for(job_id)
+    assert (job.status, job.error_code) == (JobStatus.COMPLETED.value, None)
+    assert raised, "the store failed once"
+    assert signed == [engine.sign, engine.verify_and_seal], "signed once, after the retry"
