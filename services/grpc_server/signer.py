@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import grpc
@@ -26,6 +27,8 @@ ACTOR = "grpc"
 WATCH_POLL_SECONDS = 0.5
 WATCH_CURSOR_HEADER = "x-watch-cursor"
 Request = signer_pb2.SubmitFileRequest
+# How long a refused upload's remaining stream is read before the refusal is sent.
+REFUSAL_DRAIN_SECONDS = 5.0
 
 
 class SignerServicer(signer_pb2_grpc.SignerServiceServicer):
@@ -49,15 +52,19 @@ class SignerServicer(signer_pb2_grpc.SignerServiceServicer):
     @refusals
     async def SubmitFile(self, request_iterator: AsyncIterator[Request],
                          context: grpc.aio.ServicerContext) -> signer_pb2.Job:
-        first = await anext(request_iterator, None)
-        if first is None or first.WhichOneof("payload") != "metadata":
-            raise EsteiraError(ErrorCode.REQUEST_INVALID,
-                               "The first message must carry the file's metadata.")
-        repository = self._repository()
-        job_id = await upload.receive_upload(
-            repository, self._settings, raw_name=first.metadata.file_name,
-            profile=first.metadata.profile or None, chunks=_chunks(request_iterator),
-            enqueuer=self._enqueuer)
+        try:
+            first = await anext(request_iterator, None)
+            if first is None or first.WhichOneof("payload") != "metadata":
+                raise EsteiraError(ErrorCode.REQUEST_INVALID,
+                                   "The first message must carry the file's metadata.")
+            repository = self._repository()
+            job_id = await upload.receive_upload(
+                repository, self._settings, raw_name=first.metadata.file_name,
+                profile=first.metadata.profile or None, chunks=_chunks(request_iterator),
+                enqueuer=self._enqueuer)
+        except EsteiraError:
+            await _drain(request_iterator)
+            raise
         return messages.job(await repository.get(job_id))
 
     @refusals
@@ -137,6 +144,15 @@ class SignerServicer(signer_pb2_grpc.SignerServiceServicer):
             for row, cursor in await tail.poll():
                 yield messages.transition(row, cursor)
             await asyncio.sleep(self._watch_poll)
+
+
+async def _drain(request_iterator: AsyncIterator[Request]) -> None:
+    """Read what the client still sends (briefly) before refusing: a refusal that meets a send
+    in flight reaches the client as INTERNAL "Internal error from Core", not as our status."""
+    with contextlib.suppress(Exception):  # what is left is discarded either way
+        async with asyncio.timeout(REFUSAL_DRAIN_SECONDS):
+            async for _ in request_iterator:
+                pass
 
 
 async def _chunks(request_iterator: AsyncIterator[Request]) -> AsyncIterator[bytes]:

@@ -53,3 +53,12 @@ async def test_grpc_submit_refuses_the_same_names(signer):  # noqa: F811
         assert await refused(signer.stub.SubmitFile(upload(name, make_pdf()), metadata=KEY)) \
             == (grpc.StatusCode.INVALID_ARGUMENT, "input.invalid-name"), name
     assert stored_uploads(signer.settings) == []
+
+
+async def test_grpc_refusal_reaches_a_client_still_streaming(signer):  # noqa: F811
+    # The name is refused on the first message while the client has megabytes left to send:
+    # the client must read our status, not a broken send (INTERNAL from grpc's core).
+    data = make_pdf() + b"\0" * 2_000_000
+    assert await refused(signer.stub.SubmitFile(upload(TOO_LONG[0], data), metadata=KEY)) \
+        == (grpc.StatusCode.INVALID_ARGUMENT, "input.invalid-name")
+    assert stored_uploads(signer.settings) == []
