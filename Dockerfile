@@ -24,10 +24,14 @@ RUN /opt/esteira/bin/pip install --no-deps . \
     && /opt/esteira/bin/pip check \
     && /opt/esteira/bin/esteira --help >/dev/null
 
-# --- runtime: the virtualenv, a non-root user, nothing else ---------------------------------
+# --- runtime: the virtualenv, a non-root user, the PDF previewer ---------------------------
 FROM ${PYTHON_IMAGE} AS runtime
 ARG ESTEIRA_BUILD=container
 ARG UID=10001
+# poppler-utils renders the first page of a PDF for the approver's page (`pdftoppm`).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends poppler-utils \
+    && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid ${UID} esteira \
     && useradd --system --uid ${UID} --gid esteira --home-dir /var/lib/esteira \
        --shell /usr/sbin/nologin esteira \

@@ -40,6 +40,7 @@ from shared.contracts.pickup import (
     TimerKind,
     TimerResult,
 )
+from shared.contracts.pickup_names import ENTITY_TIMER_WORKFLOW, FIRE_TIMER_ACTIVITY
 from shared.db import migrate
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import utcnow
@@ -210,7 +211,7 @@ async def bench_timers(args) -> None:
     lateness: list[float] = []
     done = asyncio.Event()
 
-    @activity.defn(name="pickup-fire-timer")
+    @activity.defn(name=FIRE_TIMER_ACTIVITY)
     async def fire(timer: TimerInput) -> TimerResult:
         lateness.append((utcnow() - timer.deadline).total_seconds())
         if len(lateness) >= args.timers:
@@ -234,7 +235,7 @@ async def bench_timers(args) -> None:
                 due = deadline + timedelta(seconds=args.timer_spread * i / args.timers)
                 async with gate:
                     await env.client.start_workflow(
-                        "pickup-entity-timer",
+                        ENTITY_TIMER_WORKFLOW,
                         TimerInput(kind=TimerKind.READY, entity_id=i, version=1, deadline=due),
                         id=f"bench-ready:{i}", task_queue=queue)
 

@@ -6,16 +6,14 @@ import asyncio
 import logging
 
 from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
 
-from activities.signer.encryption import salt_path
-from activities.signer.health_reporter import recorded_health
+from activities.signer.operator.health import recorded_health, salt_exists
+from activities.signer.operator.profiles_admin import list_profiles
 from services.api.signer_probes import NO_PROFILE
 from services.banner import render
 from services.worker.readiness import worker_probes
-from shared.db.signer_models import SigningProfile
 from shared.readiness import evaluate
 from shared.settings import Settings
 from shared.temporal import connect
@@ -30,8 +28,7 @@ async def signer_rows_and_panel(settings: Settings, sessions: async_sessionmaker
 
     Profiles show what a worker found when it opened their keys: nothing is opened here.
     """
-    async with sessions() as session:
-        profiles = (await session.exec(select(SigningProfile).order_by(SigningProfile.name))).all()
+    profiles = await list_profiles(sessions)
     panel_rows: list[tuple[str, str]] = []
     sources = []
     for profile in profiles:
@@ -54,7 +51,7 @@ async def signer_rows_and_panel(settings: Settings, sessions: async_sessionmaker
         dev = " [DEV certificate, NOT FOR PRODUCTION]" if profile.is_dev else ""
         sources.append(f"{profile.name}: {detail}{dev}")
     encryption = ("enabled (BSENC v1, salt loaded)" if settings.signing.encryption_passphrase
-                  and salt_path(settings).exists() else
+                  and salt_exists(settings) else
                   "enabled (BSENC v1, salt created on first use)"
                   if settings.signing.encryption_passphrase else "disabled")
     signing = ("ready" if any(p.enabled for p in profiles) else

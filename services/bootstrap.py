@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from activities.signer.profiles import seed_profiles
-from activities.signer.storage import StorageTree
+from activities.signer.operator.setup import prepare_storage, seed_profiles
 from shared.db import migrate
 from shared.db.engine import create_engine, session_factory
 from shared.settings import Settings
@@ -18,7 +17,7 @@ async def bootstrap(settings: Settings) -> list[str]:
     """Migrate, seed profiles on first boot, create default folders; return warnings."""
     await asyncio.to_thread(migrate.upgrade, settings.sqlalchemy_url)
     log.info("Migrations applied (heads %s)", ", ".join(sorted(migrate.head_revisions())))
-    StorageTree(settings.storage_root).ensure()
+    prepare_storage(settings)
     for folder in settings.effective_inputs:
         # Only folders under our own storage root are ours to create; a missing explicit
         # path is a mount problem readiness must show, not something to paper over.

@@ -80,9 +80,7 @@ def _watcher(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _decrypt(settings: Settings, args: argparse.Namespace) -> int:
-    from activities.signer.crypto.bsenc import BsencCipher
-    from activities.signer.crypto.errors import SignerCryptoError
-    from activities.signer.encryption import load_encryption_key
+    from activities.signer.operator.decrypt import DecryptFailed, decrypt_file, load_encryption_key
 
     key = load_encryption_key(settings)
     if key is None:
@@ -95,8 +93,8 @@ def _decrypt(settings: Settings, args: argparse.Namespace) -> int:
         print(f"Refusing to overwrite {target}; pass -o with a new name.", file=sys.stderr)
         return 1
     try:
-        BsencCipher(key).decrypt_file(source, target)
-    except (SignerCryptoError, OSError) as exc:
+        decrypt_file(key, source, target)
+    except (DecryptFailed, OSError) as exc:
         print(f"Could not decrypt {source}: {exc}", file=sys.stderr)
         return 1
     print(target)

@@ -6,7 +6,7 @@ import base64
 import binascii
 
 from services.dashboard.accounts import OperatorDirectory
-from shared.contracts.sisbajud import SisbajudApiErrorCode, sisbajud_error
+from shared.contracts.sisbajud_errors import SisbajudApiErrorCode, sisbajud_error
 from shared.settings import Settings
 
 API_KEY_ACTOR = "api-key"

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from shared.logs import configure_logging
 from shared.settings import Settings
 
-# The demo order `esteira simulator mensageria` seeds (services/simulators/sisbajud_dev.py).
+# The demo order `esteira simulator mensageria` seeds (services/dev/sisbajud_sims.py).
 DEMO_ORDER_ID = "0190a000-0000-7000-8000-00000000d001"
 EXIT_CONFIG = 2
 log = logging.getLogger("esteira")
@@ -30,7 +30,7 @@ def _webhook(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _simulator(settings: Settings, args: argparse.Namespace) -> int:
-    from services.simulators.sisbajud_dev import serve_mensageria, serve_midaz
+    from services.dev.sisbajud_sims import serve_mensageria, serve_midaz
 
     configure_logging(settings, process=f"{args.name}-sim")
     if args.name == "turnstile":
@@ -39,7 +39,7 @@ def _simulator(settings: Settings, args: argparse.Namespace) -> int:
         serve_turnstile(settings.host, settings.ports.turnstile)
         return 0
     if args.name == "lacuna":
-        from services.simulators.lacuna.dev import serve_lacuna
+        from services.dev.lacuna_sim import serve_lacuna
 
         serve_lacuna(settings)
         return 0

@@ -154,12 +154,14 @@ def _revoke_row(person_id: int, school_id: int, at: datetime) -> dict[str, objec
 
 
 async def expire_early_releases(session: AsyncSession, *, now: datetime, at: datetime,
-                                actor: str, limit: int) -> Expired:
+                                actor: str, limit: int, ids: list[int] | None = None) -> Expired:
     """Unused early releases past their date -> expired; audit only (no device credential)."""
     E = EarlyRelease
-    rows = (await session.exec(
-        select(E.id, E.status, Student.school_id).join(Student, Student.id == E.student_id)
-        .where(E.status.in_(EXPIRABLE), E.valid_until <= now).limit(limit))).all()
+    query = (select(E.id, E.status, Student.school_id).join(Student, Student.id == E.student_id)
+             .where(E.status.in_(EXPIRABLE), E.valid_until <= now).limit(limit))
+    if ids is not None:
+        query = query.where(E.id.in_(ids))
+    rows = (await session.exec(query)).all()
     out = Expired(examined=len(rows))
     school = {release_id: school_id for release_id, _, school_id in rows}
     groups: dict[str, list[int]] = defaultdict(list)

@@ -1,14 +1,9 @@
-"""Pickup errors with their HTTP status."""
+"""Pickup refusals: the contract's table (`shared/contracts/pickup_errors.py`), and 404."""
 
 from __future__ import annotations
 
-from shared.contracts.pickup import PICKUP_HTTP_STATUS, PickupErrorCode
+from shared.contracts.pickup_errors import pickup_error as pickup_error
 from shared.errors import ErrorCode, EsteiraError
-
-
-def pickup_error(code: PickupErrorCode, message: str) -> EsteiraError:
-    """An `EsteiraError` carrying a pickup code and its status."""
-    return EsteiraError(code, message, status=PICKUP_HTTP_STATUS[code])
 
 
 def not_found(what: str, ident: object) -> EsteiraError:

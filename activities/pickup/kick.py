@@ -10,13 +10,17 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 
 from shared.contracts import search_attributes
 from shared.contracts.pickup import (
-    KICK_SIGNAL,
-    TASK_QUEUE,
     DrainInput,
     Outbox,
     TimerInput,
     drain_workflow_id,
     timer_workflow_id,
+)
+from shared.contracts.pickup_names import (
+    DRAIN_WORKFLOW,
+    ENTITY_TIMER_WORKFLOW,
+    KICK_SIGNAL,
+    TASK_QUEUE,
 )
 from shared.logs import props
 from shared.settings import PickupSettings
@@ -51,7 +55,7 @@ class Kicker:
             try:
                 client = await self._client()
                 await client.start_workflow(
-                    "pickup-drain", self.drain_input(outbox, key),
+                    DRAIN_WORKFLOW, self.drain_input(outbox, key),
                     id=drain_workflow_id(outbox, key), task_queue=TASK_QUEUE,
                     start_signal=KICK_SIGNAL,
                     id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE)
@@ -68,7 +72,7 @@ class Kicker:
             try:
                 client = await self._client()
                 await start_workflow(
-                    client, "pickup-entity-timer", timer,
+                    client, ENTITY_TIMER_WORKFLOW, timer,
                     search_attributes=search_attributes.pickup_entity(
                         school_id=timer.school_id, student_id=timer.student_id),
                     memo=search_attributes.summary_memo(

@@ -9,8 +9,8 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.pickup import metrics
+from activities.pickup.backlog import queue_backlog
 from activities.pickup.records import audit
-from activities.pickup.sweeps import queue_backlog
 from activities.pickup.turnstile_client import (
     TurnstileClients,
     TurnstileRejected,
@@ -21,12 +21,15 @@ from shared.contracts.pickup import (
     DrainResult,
     LedgerCommand,
     LedgerStatus,
+    Outbox,
     PickupErrorCode,
     SubjectKind,
     SyncStatus,
 )
+from shared.contracts.pickup_names import drain_activity
 from shared.db.models import as_utc, utcnow
 from shared.db.pickup_models import AuthorizedPerson, LedgerEntry, School
+from shared.heartbeat import beat
 from shared.settings import PickupSettings
 
 
@@ -50,7 +53,7 @@ class LedgerDelivery:
                 .order_by(LedgerEntry.id))).all())
         return entries, url, len(entries)
 
-    @activity.defn(name="pickup-drain-ledger")
+    @activity.defn(name=drain_activity(Outbox.LEDGER))
     async def drain_ledger(self, request: DrainBatchInput) -> DrainResult:
         """Deliver pending entries oldest first; stop at the first unreachable moment.
 
@@ -86,8 +89,7 @@ class LedgerDelivery:
             await self._settle(entry, LedgerStatus.CONFIRMED, device_user=device_user)
             metrics.LEDGER_ATTEMPTS.labels(entry.command, "confirmed").inc()
             delivered += 1
-            if activity.in_activity():
-                activity.heartbeat(entry.id)
+            beat(entry.id)
         remaining = len(entries) - delivered - failed
         await self._publish()
         return DrainResult(delivered=delivered, failed=failed, remaining=remaining)

@@ -12,7 +12,14 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from shared.contracts.pickup import DrainBatchInput, DrainResult, NotificationStatus
+from shared.contracts.pickup import (
+    DrainBatchInput,
+    DrainResult,
+    NotificationStatus,
+    Outbox,
+    PickupErrorCode,
+)
+from shared.contracts.pickup_names import drain_activity
 from shared.db.models import utcnow
 from shared.db.pickup_models import Notification
 from shared.logs import props
@@ -62,7 +69,7 @@ class NotificationDelivery:
         self._sessions = sessions
         self._sender = sender
 
-    @activity.defn(name="pickup-drain-notifications")
+    @activity.defn(name=drain_activity(Outbox.NOTIFICATIONS))
     async def drain_notifications(self, request: DrainBatchInput) -> DrainResult:
         """Send pending notifications oldest first; a failure stops the round for a retry."""
         async with self._sessions() as session:
@@ -76,7 +83,7 @@ class NotificationDelivery:
             except Exception as exc:
                 await self._mark(notification.id, None, f"{type(exc).__name__}: {exc}")
                 raise ApplicationError(f"notification {notification.id}: {exc}",
-                                       type="pickup.notification-failed") from None
+                                       type=PickupErrorCode.NOTIFICATION_FAILED) from None
             await self._mark(notification.id, NotificationStatus.SENT, None)
             sent += 1
         return DrainResult(delivered=sent, remaining=len(pending) - sent)

@@ -22,7 +22,8 @@ from temporalio.client import (
     ScheduleUpdateInput,
 )
 
-from shared.contracts.pickup import TASK_QUEUE, RunSweepInput, Sweep, sweep_schedule_id
+from shared.contracts.pickup import RunSweepInput, Sweep, sweep_schedule_id
+from shared.contracts.pickup_names import SWEEP_WORKFLOW, TASK_QUEUE
 from shared.logs import props
 from shared.settings import PickupSettings
 
@@ -59,7 +60,7 @@ def sweep_schedules(settings: PickupSettings) -> dict[Sweep, Schedule]:
     return {
         sweep: Schedule(
             action=ScheduleActionStartWorkflow(
-                "pickup-sweep", RunSweepInput(sweep=sweep, batch_size=settings.sweep_batch_size),
+                SWEEP_WORKFLOW, RunSweepInput(sweep=sweep, batch_size=settings.sweep_batch_size),
                 id=sweep_schedule_id(sweep), task_queue=TASK_QUEUE,
                 execution_timeout=SWEEP_EXECUTION_TIMEOUT),
             spec=spec,

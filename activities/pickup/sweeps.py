@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import func
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -13,6 +12,7 @@ from temporalio import activity
 from activities.pickup import metrics
 from activities.pickup.access import delete_expired_links, prune_tokens
 from activities.pickup.authorizations import expire_early_releases, expire_persons
+from activities.pickup.backlog import queue_backlog
 from activities.pickup.board import expire_arrival, revert_ready
 from activities.pickup.bulk import expire_arrivals_batch, revert_ready_batch
 from activities.pickup.kick import Kicker
@@ -26,14 +26,11 @@ from shared.contracts.pickup import (
     TimerKind,
     TimerResult,
 )
+from shared.contracts.pickup_names import FIRE_TIMER_ACTIVITY, sweep_activity
 from shared.db.models import as_utc, utcnow
 from shared.db.pickup_models import LedgerEntry, Notification, QueueSnapshot
+from shared.heartbeat import beat
 from shared.settings import PickupSettings
-
-
-def _beat(detail: object) -> None:
-    if activity.in_activity():
-        activity.heartbeat(detail)
 
 
 class PickupSweeps:
@@ -53,7 +50,7 @@ class PickupSweeps:
         metrics.SWEEP_SKIPPED.labels(result.sweep).inc(result.skipped)
         return result
 
-    @activity.defn(name="pickup-sweep-expire-authorizations")
+    @activity.defn(name=sweep_activity(Sweep.EXPIRE_AUTHORIZATIONS))
     async def expire_authorizations(self, request: RunSweepInput) -> SweepResult:
         """Hourly: temporary authorized persons past validity -> expired (+ revoke if approved)."""
         changed = skipped = ledger = 0
@@ -66,14 +63,14 @@ class PickupSweeps:
             changed, skipped = changed + batch.changed, skipped + batch.examined - batch.changed
             ledger += batch.ledger
             controllers |= batch.controllers
-            _beat(changed)
+            beat(changed)
             if batch.examined < request.batch_size or not batch.changed:
                 break
         await self._kicker.drains(controllers)
         return self._done(SweepResult(sweep=request.sweep, changed=changed, skipped=skipped,
                                       ledger_enqueued=ledger))
 
-    @activity.defn(name="pickup-sweep-expire-early-releases")
+    @activity.defn(name=sweep_activity(Sweep.EXPIRE_EARLY_RELEASES))
     async def expire_early_releases(self, request: RunSweepInput) -> SweepResult:
         """Hourly: unused early releases past their date -> expired (audit only)."""
         changed = skipped = 0
@@ -83,12 +80,12 @@ class PickupSweeps:
                                                     at=utcnow(), actor="sweep:" + request.sweep,
                                                     limit=request.batch_size)
             changed, skipped = changed + batch.changed, skipped + batch.examined - batch.changed
-            _beat(changed)
+            beat(changed)
             if batch.examined < request.batch_size or not batch.changed:
                 break
         return self._done(SweepResult(sweep=request.sweep, changed=changed, skipped=skipped))
 
-    @activity.defn(name="pickup-sweep-delete-expired-links")
+    @activity.defn(name=sweep_activity(Sweep.DELETE_EXPIRED_LINKS))
     async def delete_expired_links(self, request: RunSweepInput) -> SweepResult:
         """Daily 00:00: delete expired temporary links, one `StudentRosterChanged` each."""
         changed = 0
@@ -98,12 +95,12 @@ class PickupSweeps:
                                                    actor="sweep:" + request.sweep,
                                                    limit=request.batch_size)
             changed += batch.changed
-            _beat(changed)
+            beat(changed)
             if batch.examined < request.batch_size or not batch.changed:
                 break
         return self._done(SweepResult(sweep=request.sweep, changed=changed, events=changed))
 
-    @activity.defn(name="pickup-sweep-close-arrivals")
+    @activity.defn(name=sweep_activity(Sweep.CLOSE_ARRIVALS))
     async def close_arrivals(self, request: RunSweepInput) -> SweepResult:
         """Every minute: close expired arrival signals, reverting students still AWAITING."""
         changed = skipped = events = 0
@@ -114,13 +111,13 @@ class PickupSweeps:
                                                     limit=request.batch_size)
             changed, skipped, events = (changed + batch.changed, skipped + batch.skipped,
                                         events + batch.reverted)
-            _beat(changed)
+            beat(changed)
             if batch.examined < request.batch_size or not batch.changed:
                 break
         return self._done(SweepResult(sweep=request.sweep, changed=changed, skipped=skipped,
                                       events=events))
 
-    @activity.defn(name="pickup-sweep-revert-ready")
+    @activity.defn(name=sweep_activity(Sweep.REVERT_READY))
     async def revert_ready(self, request: RunSweepInput) -> SweepResult:
         """Every 5 minutes: READY past the timeout -> AT_SCHOOL, unless the pickup won the race."""
         cutoff = self._now(request) - timedelta(minutes=self._settings.ready_timeout_minutes)
@@ -134,7 +131,7 @@ class PickupSweeps:
             changed, skipped = changed + batch.changed, skipped + batch.skipped
             notes += batch.notifications
             controllers |= batch.controllers
-            _beat(changed)
+            beat(changed)
             if batch.examined < request.batch_size or not batch.changed:
                 break
         await self._kicker.drains(controllers, notes > 0)
@@ -142,7 +139,7 @@ class PickupSweeps:
                                       ledger_enqueued=changed, notifications_enqueued=notes,
                                       events=changed))
 
-    @activity.defn(name="pickup-sweep-prune-tokens")
+    @activity.defn(name=sweep_activity(Sweep.PRUNE_TOKENS))
     async def prune_tokens(self, request: RunSweepInput) -> SweepResult:
         """Daily: delete guardian-app tokens expired more than 24 h ago."""
         cutoff = self._now(request) - timedelta(hours=self._settings.token_prune_after_hours)
@@ -151,12 +148,12 @@ class PickupSweeps:
             async with self._sessions() as session, session.begin():
                 batch = await prune_tokens(session, cutoff=cutoff, limit=request.batch_size)
             changed += batch.changed
-            _beat(changed)
+            beat(changed)
             if batch.examined < request.batch_size or not batch.changed:
                 break
         return self._done(SweepResult(sweep=request.sweep, changed=changed))
 
-    @activity.defn(name="pickup-sweep-queue-snapshot")
+    @activity.defn(name=sweep_activity(Sweep.QUEUE_SNAPSHOT))
     async def queue_snapshot(self, request: RunSweepInput) -> SweepResult:
         """Every 5 minutes: one point per outbound queue, and a redrive of stranded work."""
         now = self._now(request)
@@ -176,7 +173,7 @@ class PickupSweeps:
         await self._kicker.drains(controllers, notes is not None)
         return self._done(SweepResult(sweep=request.sweep, changed=2))
 
-    @activity.defn(name="pickup-fire-timer")
+    @activity.defn(name=FIRE_TIMER_ACTIVITY)
     async def fire_timer(self, timer: TimerInput) -> TimerResult:
         """A per-entity timer is due: apply the same CAS-guarded expiry the sweeps apply."""
         at = utcnow()
@@ -192,6 +189,10 @@ class PickupSweeps:
                 done = await expire_arrival(session, arrival_id=timer.entity_id, at=at,
                                             actor=actor)
                 changed = done is not None
+            elif timer.kind is TimerKind.EARLY_RELEASE:
+                batch = await expire_early_releases(session, now=timer.deadline, at=at,
+                                                    actor=actor, limit=1, ids=[timer.entity_id])
+                changed = batch.changed > 0
             else:
                 # "Expired as of the deadline": a later valid_until (extended) is left alone.
                 batch = await expire_persons(session, now=timer.deadline, at=at, actor=actor,
@@ -207,15 +208,3 @@ class PickupSweeps:
                 self.close_arrivals, self.revert_ready, self.prune_tokens, self.queue_snapshot,
                 self.fire_timer]
 
-
-async def queue_backlog(session: AsyncSession, model) -> tuple[int, int, datetime | None]:
-    """(pending, failed, oldest pending created_at) of an outbox table."""
-    pending, oldest = (await session.exec(
-        select(func.count(), func.min(model.created_at))
-        .where(model.status == LedgerStatus.PENDING))).one()
-    failed = (await session.exec(select(func.count()).where(
-        model.status == LedgerStatus.FAILED))).one()
-    return pending, failed, oldest
-
-
-SWEEP_ACTIVITY = {sweep: f"pickup-sweep-{sweep}" for sweep in Sweep}

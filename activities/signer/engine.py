@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cryptography import x509
 
+from activities.signer.crypto.errors import ErrorCode as CryptoCode
 from activities.signer.crypto.errors import SignerCryptoError
 from activities.signer.crypto.policy import SignaturePolicy
 from activities.signer.crypto.signer import LoadedSigner
@@ -144,7 +145,7 @@ def _verify(request: VerifyRequest, signed: bytes) -> EngineOutcome:
         result = verify_cades(signed, Path(request.staged).read_bytes(), **options)
     if result.ok:
         return EngineOutcome(True, message=result.reason)
-    return EngineOutcome(False, str(result.code or "signature.invalid"),
+    return EngineOutcome(False, str(result.code or CryptoCode.SIGNATURE_INVALID),
                          f"Verification failed: {result.reason}")
 
 

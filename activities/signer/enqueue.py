@@ -13,6 +13,7 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
+from activities.signer.metrics import JOBS_ENQUEUED
 from activities.signer.names import name_problem
 from activities.signer.profiles import format_for
 from activities.signer.repository import AlreadyActiveError, JobRepository, new_job_id
@@ -27,10 +28,10 @@ from shared.contracts.signer import (
     job_workflow_id,
     task_queues,
 )
+from shared.contracts.signer_names import JOB_WORKFLOW
 from shared.db.models import OperationalEvent
 from shared.db.signer_models import Job, SigningProfile
 from shared.logs import props
-from shared.metrics_signer import JOBS_ENQUEUED
 from shared.settings import Settings
 from shared.visibility import start_workflow
 
@@ -125,7 +126,7 @@ class Enqueuer:
         file_name, profile = (job.file_name, job.profile_name or "") if job else ("", "")
         with contextlib.suppress(WorkflowAlreadyStartedError):
             await start_workflow(
-                self.client, "signer-job",
+                self.client, JOB_WORKFLOW,
                 RunJobInput(job_id=job_id, signing_task_queue=self.signing_queue,
                             heartbeat_timeout_seconds=self.heartbeat_timeout_seconds),
                 search_attributes=search_attributes.signer_job(

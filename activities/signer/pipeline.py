@@ -8,17 +8,19 @@ import errno
 import logging
 import socket
 import ssl
-from concurrent.futures import BrokenExecutor, Executor
+from concurrent.futures import Executor
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.signer import engine
 from activities.signer.approvals.presign import PreSigningChecks, PreSigningFailure
+from activities.signer.job_steps import JobFailed, JobSteps
 from activities.signer.lacuna.dispatches import DispatchLog
+from activities.signer.lacuna.methods import RemoteMethods
+from activities.signer.metrics import IN_FLIGHT, INPUTS_DIVERGED, JOBS_FINISHED, STAGE_SECONDS
 from activities.signer.profiles import certificate_spec, output_name
 from activities.signer.repository import Claim, JobRepository
 from activities.signer.storage import Fingerprint, StorageError, StorageTree, storage_failure
@@ -30,13 +32,11 @@ from shared.contracts.signer import (
     SignerErrorCode,
 )
 from shared.contracts.signer_lacuna import ProfileMethod
+from shared.contracts.signer_names import PROCESS_JOB_ACTIVITY
 from shared.db.models import OperationalEvent, utcnow
 from shared.db.signer_models import Job, SigningProfile
+from shared.heartbeat import heartbeat_forever
 from shared.logs import props
-from shared.metrics_signer import IN_FLIGHT, INPUTS_DIVERGED, JOBS_FINISHED, STAGE_SECONDS
-
-if TYPE_CHECKING:
-    from activities.signer.lacuna.methods import RemoteMethods
 
 log = logging.getLogger("esteira.signer.pipeline")
 INTERRUPTED_MESSAGE = ("Worker lost after the signing call may have happened; marked as failed "
@@ -52,33 +52,21 @@ _NETWORK_ERRNOS = frozenset({errno.EHOSTUNREACH, errno.EHOSTDOWN, errno.ENETUNRE
                              errno.EADDRNOTAVAIL})
 
 
-class JobFailed(Exception):
-    """Ends the job as Failed with a stable code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-class SigningActivities:
+class SigningActivities(JobSteps):
     """The signer's side effects for one job; dependencies come from the worker's main()."""
 
     def __init__(self, repository: JobRepository, storage: StorageTree, pool: Executor, *,
                  instance_id: str, encryption_key: bytes | None,
                  remote: RemoteMethods | None = None,
                  checks: PreSigningChecks | None = None) -> None:
-        self.repository = repository
-        self.storage = storage
-        self.pool = pool
+        super().__init__(repository, storage, pool, encryption_key=encryption_key)
         self.instance_id = instance_id
-        self.encryption_key = encryption_key
         # The Lacuna Signer methods (LacunaSigner, SignerFolder); None: not configured here.
         self.remote = remote
         self.checks = checks or PreSigningChecks(repository, storage,
                                                  encryption_key=encryption_key)
 
-    @activity.defn(name="signer-process-job")
+    @activity.defn(name=PROCESS_JOB_ACTIVITY)
     async def process_job(self, request: ProcessJobInput) -> JobResult:
         """Run a job from Queued to a terminal state; safe to retry after a lost worker."""
         job = await self.repository.get(request.job_id)
@@ -94,28 +82,28 @@ class SigningActivities:
                 interrupted = await self._take_over(job)
             except (JobFailed, PreSigningFailure) as failure:
                 # A takeover that can't go on ends the job; retrying it would change nothing.
-                return await self._fail(job, failure.code, failure.message)
+                return await self.fail(job, failure.code, failure.message)
             if interrupted is not None:
                 return interrupted
         elif not await self._claim(job):
             current = await self.repository.get(job.id)
             status = JobStatus(current.status) if current else JobStatus.CANCELED
             return JobResult(job_id=job.id, status=status, message="not claimed")
-        heartbeat = asyncio.create_task(_heartbeat_forever())
+        heartbeat = asyncio.create_task(heartbeat_forever())
         in_flight = IN_FLIGHT.labels(format=job.format)
         in_flight.inc()
         try:
             with STAGE_SECONDS.labels(stage="total").time():
                 return await self._run(job)
         except (JobFailed, PreSigningFailure) as failure:
-            return await self._fail(job, failure.code, failure.message)
+            return await self.fail(job, failure.code, failure.message)
         except OSError as exc:
             if isinstance(exc, _NETWORK_ERRORS) or exc.errno in _NETWORK_ERRNOS:
                 raise  # the store or a remote service: infrastructure, retried
             # A file step of this job failed (a name too long, a full disk): its own error,
             # not a lost worker. Left to a retry, it would be read as an interrupted signing.
             failure = storage_failure(exc, exc.filename or "a file of the job")
-            return await self._fail(job, failure.code, failure.message)
+            return await self.fail(job, failure.code, failure.message)
         finally:
             in_flight.dec()
             heartbeat.cancel()
@@ -156,10 +144,10 @@ class SigningActivities:
                 raise RuntimeError(f"Job {job.id} was dispatching to the Lacuna Signer; this "
                                    "worker has no Signer:* settings, another one resumes it.")
             return await self.remote.resume_dispatch(self, job, checkpoint)
-        return await self._fail(job, SignerErrorCode.JOB_INTERRUPTED, INTERRUPTED_MESSAGE)
+        return await self.fail(job, SignerErrorCode.JOB_INTERRUPTED, INTERRUPTED_MESSAGE)
 
     async def _run(self, job: Job) -> JobResult:
-        profile = await self._profile(job)
+        profile = await self.profile(job)
         if profile.method == ProfileMethod.SIGNER_FOLDER:
             return await self._remote().sign_folder_document(self, job, profile)
         source = Path(job.original_path)
@@ -178,10 +166,10 @@ class SigningActivities:
         # The checkpoint is written before the call: a worker lost after this point is never
         # allowed to sign again on its own.
         await self.repository.note(job.id, f"Signing ({fmt.value}).", signing_started_at=utcnow())
-        await self._in_pool(engine.sign, engine.SignRequest(
+        await self.in_pool(engine.sign, engine.SignRequest(
             certificate=certificate_spec(profile), fmt=fmt, staged=str(staged),
             artifact=str(artifact), policy=profile.policy))
-        await self._transition(job, JobStatus.PROCESSING, JobStatus.VERIFYING,
+        await self.transition(job, JobStatus.PROCESSING, JobStatus.VERIFYING,
                                "Signed; verifying." if profile.verify
                                else "Signed; verification disabled by the profile.")
         return await self.seal_and_promote(job, profile, staged, artifact, fingerprint)
@@ -189,7 +177,7 @@ class SigningActivities:
     async def seal_and_promote(self, job: Job, profile: SigningProfile, staged: Path,
                                artifact: Path, fingerprint: Fingerprint) -> JobResult:
         """Verify -> optionally encrypt -> promote -> release the input (a Verifying job)."""
-        await self._in_pool(engine.verify_and_seal, engine.VerifyRequest(
+        await self.in_pool(engine.verify_and_seal, engine.VerifyRequest(
             fmt=SignatureFormat(job.format), staged=str(staged), artifact=str(artifact),
             trust_roots=tuple(profile.trust_roots), validate_chain=profile.validate_certificate,
             skip=not profile.verify, policy=profile.policy,
@@ -204,17 +192,6 @@ class SigningActivities:
                             "no Signer:* settings.")
         return self.remote
 
-    async def _profile(self, job: Job) -> SigningProfile:
-        profile = await self.repository.profile(job.profile_name or "")
-        if profile is None:
-            raise JobFailed(SignerErrorCode.PROFILE_NOT_FOUND,
-                            f"Signing profile {job.profile_name!r} does not exist.")
-        if profile.encrypt and self.encryption_key is None:
-            raise JobFailed(SignerErrorCode.PROFILE_DEGRADED,
-                            f"Profile {profile.name} encrypts but no "
-                            "ESTEIRA_SIGNING__ENCRYPTION_PASSPHRASE is configured.")
-        return profile
-
     async def _stage(self, job: Job, source: Path) -> tuple[Path, Fingerprint]:
         try:
             with STAGE_SECONDS.labels(stage="stage").time():
@@ -225,28 +202,6 @@ class SigningActivities:
             job.id, f"Staged {fingerprint.size} bytes (sha256 {fingerprint.sha256}).",
             input_size=fingerprint.size, input_sha256=fingerprint.sha256)
         return staged, fingerprint
-
-    async def _in_pool(self, step, request) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            with STAGE_SECONDS.labels(stage=step.__name__).time():
-                outcome = await loop.run_in_executor(self.pool, step, request)
-        except (BrokenExecutor, OSError):
-            # A dead signing process is a lost worker (retried as one); a file error is the
-            # job's own, failed with its code by process_job.
-            raise
-        except Exception as exc:
-            raise JobFailed(SignerErrorCode.SIGNING_FAILED,
-                            f"{step.__name__} raised {type(exc).__name__}: {exc}") from None
-        if not outcome.ok:
-            raise JobFailed(outcome.code or SignerErrorCode.SIGNING_FAILED, outcome.message)
-
-    async def _transition(self, job: Job, expected: JobStatus, to: JobStatus, message: str,
-                          *, event: OperationalEvent | None = None, **fields: object) -> None:
-        if not await self.repository.transition(job.id, [expected], to, message, event=event,
-                                                **fields):
-            raise JobFailed(SignerErrorCode.JOB_INTERRUPTED,
-                            f"Job left {expected.value} while this worker held it.")
 
     async def _promote(self, job: Job, artifact: Path) -> Path:
         try:
@@ -273,7 +228,7 @@ class SigningActivities:
                                        code=SignerErrorCode.JOB_INPUT_DIVERGED)
         # The event is written with the terminal transition: the watcher that takes the path
         # back reads it only once the job has ended.
-        await self._transition(job, JobStatus.VERIFYING, JobStatus.COMPLETED, "Completed.",
+        await self.transition(job, JobStatus.VERIFYING, JobStatus.COMPLETED, "Completed.",
                                event=event, output_path=str(output), completed_at=utcnow())
         await asyncio.to_thread(self.storage.remove_staging, job.id)
         JOBS_FINISHED.labels(status=JobStatus.COMPLETED.value, profile=profile.name,
@@ -281,29 +236,3 @@ class SigningActivities:
         log.info("Job %s completed: %s", job.id, output,
                  extra=props(JobId=job.id, Format=job.format, Output=str(output)))
         return JobResult(job_id=job.id, status=JobStatus.COMPLETED, output_path=str(output))
-
-    async def _fail(self, job: Job, code: str, message: str) -> JobResult:
-        moved = await asyncio.to_thread(self.storage.move_to_error, job.id)
-        where = f" Staged content kept in {moved}." if moved else ""
-        await self.repository.transition(
-            job.id, [JobStatus.QUEUED, JobStatus.PROCESSING, JobStatus.VERIFYING,
-                     JobStatus.AWAITING_SIGNER],
-            JobStatus.FAILED, message + where, code=code, error_code=code,
-            error_message=message, completed_at=utcnow())
-        JOBS_FINISHED.labels(status=JobStatus.FAILED.value, profile=job.profile_name or "",
-                             format=job.format).inc()
-        log.error("Job %s failed (%s): %s", job.id, code, message,
-                  extra=props(JobId=job.id, Code=code))
-        return JobResult(job_id=job.id, status=JobStatus.FAILED, error_code=code,
-                         message=message)
-
-
-async def _heartbeat_forever() -> None:
-    """Keep the activity alive while a long file is signed (and notice a cancellation)."""
-    timeout = activity.info().heartbeat_timeout
-    # Three beats per timeout window: one lost beat never reads as a lost worker. The first
-    # beat waits too: a typical job ends before it, and each beat is a write on the server.
-    every = timeout.total_seconds() / 3 if timeout else 5.0
-    while True:
-        await asyncio.sleep(every)
-        activity.heartbeat()

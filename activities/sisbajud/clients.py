@@ -11,6 +11,7 @@ from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.sisbajud import owner_cache
 from activities.sisbajud.m2m import ClientCredentials, M2MSession, TokenUnavailable, session_for
 from shared.contracts.sisbajud import WRITE_TTL_SECONDS
 from shared.settings import (
@@ -122,9 +123,12 @@ class MidazClient:
     async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         """One call with this institution's token (token failures are `UpstreamError`s)."""
         try:
-            return await self.m2m.request(method, url, **kwargs)
+            response = await self.m2m.request(method, url, **kwargs)
         except TokenUnavailable as exc:
             raise _upstream(exc) from exc
+        if response.status_code == 403:
+            owner_cache.forget(self)  # refused: the next order reads the owner again
+        return response
 
     @property
     def ledger_path(self) -> str:

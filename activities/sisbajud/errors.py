@@ -1,21 +1,11 @@
-"""Stable error codes the SISBAJUD activities raise, and which of them Temporal retries."""
+"""Which of the SISBAJUD activities' error codes Temporal retries (the codes are the
+contract's, `shared/contracts/sisbajud_errors.py`)."""
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from temporalio.exceptions import ApplicationError
 
-
-class SisbajudErrorCode(StrEnum):
-    """`ApplicationError.type` values of this domain."""
-
-    MENSAGERIA_UNAVAILABLE = "mensageria.unavailable"
-    MIDAZ_UNAVAILABLE = "midaz.unavailable"
-    MIDAZ_REFUSED = "midaz.refused"
-    INSTITUTION_UNCONFIGURED = "institution.unconfigured"
-    TEMPORAL_UNAVAILABLE = "temporal.unavailable"
-
+from shared.contracts.sisbajud_errors import SisbajudErrorCode
 
 RETRYABLE = frozenset({SisbajudErrorCode.MENSAGERIA_UNAVAILABLE,
                        SisbajudErrorCode.MIDAZ_UNAVAILABLE,

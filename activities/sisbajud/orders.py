@@ -12,7 +12,9 @@ from temporalio import activity
 
 from activities.sisbajud.clients import MensageriaClient, UpstreamError, error_code
 from activities.sisbajud.errors import SisbajudErrorCode, fail
+from activities.sisbajud.metrics import ORDERS
 from activities.sisbajud.ownership import check_ownership
+from activities.sisbajud.store import DOMAIN, insert_ignore, raise_alarm
 from activities.sisbajud.wire import InvalidOrder, order_from_wire, result_to_wire
 from shared.contracts.sisbajud import (
     BeginRevisionInput,
@@ -27,17 +29,22 @@ from shared.contracts.sisbajud import (
     SettleInput,
     SettleResult,
 )
+from shared.contracts.sisbajud_names import (
+    BEGIN_REVISION_ACTIVITY,
+    CHECK_OWNERSHIP_ACTIVITY,
+    FETCH_ORDER_ACTIVITY,
+    QUEUE_RESULT_ACTIVITY,
+    SETTLE_ACTIVITY,
+)
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import (
     SisbajudHumanDecision,
     SisbajudOrder,
     SisbajudOutbox,
 )
-from shared.db.sisbajud_store import DOMAIN, insert_ignore, raise_alarm
 from shared.events import record_event
 from shared.logs import props
 from shared.settings import Settings
-from shared.sisbajud_metrics import ORDERS
 
 log = logging.getLogger("esteira.sisbajud")
 
@@ -52,7 +59,7 @@ class OrderActivities:
         self._http = http
         self._mensageria = MensageriaClient.from_settings(http, settings)
 
-    @activity.defn(name="sisbajud-fetch-order")
+    @activity.defn(name=FETCH_ORDER_ACTIVITY)
     async def fetch_order(self, request: FetchOrderInput) -> FetchOrderResult:
         """The seed's fetch table: 200 run, 404/410 withdrawn, retry transient, park the rest."""
         try:
@@ -77,7 +84,7 @@ class OrderActivities:
         return FetchOrderResult(status=FetchStatus.PARKED, http_status=status,
                                 detail=f"order fetch answered {status} {error_code(response)}")
 
-    @activity.defn(name="sisbajud-begin-revision")
+    @activity.defn(name=BEGIN_REVISION_ACTIVITY)
     async def begin_revision(self, request: BeginRevisionInput) -> BeginRevisionResult:
         """Claim the revision unless this or a later one was begun by another run."""
         order = request.order
@@ -113,13 +120,13 @@ class OrderActivities:
             await session.commit()
             return BeginRevisionResult(started=bool(result.rowcount))
 
-    @activity.defn(name="sisbajud-check-ownership")
+    @activity.defn(name=CHECK_OWNERSHIP_ACTIVITY)
     async def check_ownership(self, request: CheckOwnershipInput) -> OwnershipResult:
         """Owned, foreign or unconfigured, against the subject of our Midaz token."""
         return await check_ownership(self._settings, self._sessions, self._http,
                                      request.institution_id)
 
-    @activity.defn(name="sisbajud-queue-result")
+    @activity.defn(name=QUEUE_RESULT_ACTIVITY)
     async def queue_result(self, request: QueueResultInput) -> SettleResult:
         """A progress result into the outbox under its own key; the order row shows it."""
         result = request.result
@@ -137,7 +144,7 @@ class OrderActivities:
             await session.commit()
         return SettleResult(changed=queued)
 
-    @activity.defn(name="sisbajud-settle")
+    @activity.defn(name=SETTLE_ACTIVITY)
     async def settle(self, request: SettleInput) -> SettleResult:
         """Order row, outbox row, alarm and human decision in one transaction (idempotent)."""
         async with self._sessions() as session:

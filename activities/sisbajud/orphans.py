@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -15,15 +16,18 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.sisbajud import orphan_cursor
 from activities.sisbajud.clients import MidazClient, UpstreamError, midaz_for
+from activities.sisbajud.metrics import ORPHAN_SCAN_ACCOUNTS, ORPHAN_SCANS, ORPHANS_FOUND
 from activities.sisbajud.reconcile import midaz_day, midaz_second
+from activities.sisbajud.store import insert_ignore, raise_alarm
 from shared.contracts.sisbajud import AlarmCode
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudOrphan, SisbajudWrite
-from shared.db.sisbajud_store import insert_ignore, raise_alarm
 from shared.settings import Settings
-from shared.sisbajud_metrics import ORPHAN_SCAN_ACCOUNTS, ORPHAN_SCANS, ORPHANS_FOUND
 
 log = logging.getLogger("esteira.sisbajud")
+MAX_REMEMBERED = 100_000  # transaction ids judged ours, kept between ticks
+# Accounts read at once: the tick's drain (the orders' results) waits for this stage.
+READS_IN_FLIGHT = 8
 
 
 @dataclass
@@ -51,6 +55,8 @@ class OrphanChecker:
         self._sessions = sessions
         self._http = http
         self._account_ids: dict[str, str] = {}  # alias -> Midaz account id (never changes)
+        # Transactions judged ours: their operations are skipped on later ticks, no re-read.
+        self._ours: set[str] = set()
 
     async def scan(self) -> OrphanScan:
         """One tick: the block accounts written since the cursor, plus the next sweep slice;
@@ -121,17 +127,27 @@ class OrphanChecker:
                     now: datetime, scan: OrphanScan, *, cached: bool = True) -> list[datetime]:
         """Read each account's operations since `start`; the moments left unread."""
         first, end = midaz_second(start), midaz_day(now + timedelta(days=1))
-        unread: list[datetime] = []
-        for institution_id, alias in accounts:
-            try:
-                midaz = midaz_for(self._http, self._settings, institution_id)
-                unread += await self._account(midaz, institution_id, alias, first, end, scan,
-                                              cached)
-            except (UpstreamError, LookupError, httpx.HTTPError) as exc:
-                # One unreadable account must not hide the others' orphans.
-                scan.failed_accounts += 1
-                log.warning("Orphan check of %s failed: %s", alias, exc)
-        return unread
+        gate = asyncio.Semaphore(READS_IN_FLIGHT)
+
+        async def read(institution_id: str, alias: str) -> list[datetime]:
+            async with gate:
+                try:
+                    midaz = midaz_for(self._http, self._settings, institution_id)
+                    return await self._account(midaz, institution_id, alias, first, end, scan,
+                                               cached)
+                except (UpstreamError, LookupError, httpx.HTTPError) as exc:
+                    # One unreadable account must not hide the others' orphans.
+                    scan.failed_accounts += 1
+                    log.warning("Orphan check of %s failed: %s", alias, exc)
+                    return []
+
+        reads = [asyncio.ensure_future(read(*account)) for account in accounts]
+        try:
+            return [moment for moments in await asyncio.gather(*reads) for moment in moments]
+        except BaseException:
+            for pending in reads:  # a store failure ends the scan: stop the other reads too
+                pending.cancel()
+            raise
 
     async def _account_id(self, midaz: MidazClient, alias: str, cached: bool) -> str | None:
         if cached and alias in self._account_ids:
@@ -154,6 +170,8 @@ class OrphanChecker:
         for op in await midaz.operations(account_id, start, end):
             scan.operations += 1
             tx_id = op.get("transactionId") or ""
+            if cached and tx_id in self._ours:
+                continue  # we registered its code before writing it: never an orphan
             if tx_id not in transactions:
                 transactions[tx_id] = await midaz.transaction(tx_id) if tx_id else None
             if tx_id and transactions[tx_id] is None:
@@ -163,8 +181,11 @@ class OrphanChecker:
             code = ((transactions[tx_id] or {}).get("metadata") or {}).get("code")
             seen.append((op, str(code) if code is not None else None))
         ours = await self._recorded({code for _, code in seen if code is not None})
+        if len(self._ours) > MAX_REMEMBERED:
+            self._ours.clear()  # bounded: forgetting costs one more read, nothing else
         for op, code in seen:
             if code in ours:
+                self._ours.add(op.get("transactionId") or "")
                 continue
             if await self._record(institution_id, alias, account_id, op, code):
                 scan.new_orphans += 1

@@ -9,12 +9,13 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.sisbajud import owner_cache
 from activities.sisbajud.clients import MidazClient, UpstreamError
 from activities.sisbajud.errors import SisbajudErrorCode, fail
+from activities.sisbajud.store import insert_ignore
 from shared.contracts.sisbajud import Ownership, OwnershipResult
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudInstitution
-from shared.db.sisbajud_store import insert_ignore
 from shared.settings import Settings
 
 log = logging.getLogger("esteira.sisbajud")
@@ -33,7 +34,7 @@ async def check_ownership(settings: Settings, sessions: async_sessionmaker[Async
     midaz = MidazClient.for_institution(http, settings, institution)
     try:
         subject = await midaz.subject()
-        reported = await midaz.owner()
+        reported = await owner_cache.reported_owner(midaz)
     except UpstreamError as exc:
         raise fail(SisbajudErrorCode.MIDAZ_UNAVAILABLE,
                    f"ownership of {institution_id}: {exc}") from exc
@@ -41,14 +42,21 @@ async def check_ownership(settings: Settings, sessions: async_sessionmaker[Async
         # A token without a subject vouches for nobody: never write on it.
         return OwnershipResult(ownership=Ownership.FOREIGN, owner=reported)
     async with sessions() as session:
-        owner = await record_owner(session, institution_id, reported or subject)
+        # Read first: once the record exists and agrees, an order's check writes nothing
+        # (a write per order queued behind every other SQLite writer).
+        row = await session.get(SisbajudInstitution, institution_id)
+        owner = row.owner_subject if row is not None else None
+        wrote = owner is None
+        if owner is None:
+            owner = await record_owner(session, institution_id, reported or subject)
         if reported is not None and owner != reported:
             # Midaz is the authority on its ledger; our record follows it.
             await session.exec(update(SisbajudInstitution)  # type: ignore[call-overload]
                                .where(SisbajudInstitution.institution_id == institution_id)
                                .values(owner_subject=reported))
-            owner = reported
-        await session.commit()
+            owner, wrote = reported, True
+        if wrote:
+            await session.commit()
     return OwnershipResult(ownership=Ownership.OWNED if owner == subject else Ownership.FOREIGN,
                            owner=owner)
 

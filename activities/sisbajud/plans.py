@@ -34,6 +34,11 @@ from shared.contracts.sisbajud import (
     write_idempotency_key,
 )
 from shared.contracts.sisbajud_ledger import Leg, Plan, PlanInput, PlanKind
+from shared.contracts.sisbajud_names import (
+    PLAN_BLOCK_ACTIVITY,
+    PLAN_INFO_ACTIVITY,
+    PLAN_RELEASE_ACTIVITY,
+)
 from shared.db.sisbajud_models import SisbajudOrder, SisbajudWrite
 
 
@@ -57,7 +62,7 @@ def upstream_errors() -> Iterator[None]:
 class PlanActivities(LedgerActivities):
     """BLOQUEIO, DESBLOQUEIO and info-request planning against one institution's Midaz."""
 
-    @activity.defn(name="sisbajud-plan-block")
+    @activity.defn(name=PLAN_BLOCK_ACTIVITY)
     async def plan_block(self, request: PlanInput) -> Plan:
         """Own funds of the eligible accounts, up to what the order still has open."""
         order = request.order
@@ -84,7 +89,7 @@ class PlanActivities(LedgerActivities):
         return Plan(kind=PlanKind.WRITE, legs=legs, total=total, open_amount=open_amount,
                     block_alias=alias)
 
-    @activity.defn(name="sisbajud-plan-release")
+    @activity.defn(name=PLAN_RELEASE_ACTIVITY)
     async def plan_release(self, request: PlanInput) -> Plan:
         """min(order amount, parent's remaining, block balance), back to the parent's sources."""
         order = request.order
@@ -126,7 +131,7 @@ class PlanActivities(LedgerActivities):
         return Plan(kind=PlanKind.WRITE, legs=legs, total=amount, open_amount=order.amount,
                     block_alias=alias)
 
-    @activity.defn(name="sisbajud-plan-info")
+    @activity.defn(name=PLAN_INFO_ACTIVITY)
     async def plan_info(self, request: PlanInput) -> Plan:
         """Blockable totals, read only; an agency or an unknown account goes to a person."""
         order = request.order

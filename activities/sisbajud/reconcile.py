@@ -11,6 +11,7 @@ from temporalio import activity
 from activities.sisbajud.clients import LedgerActivities, MidazClient
 from activities.sisbajud.plans import upstream_errors
 from shared.contracts.sisbajud_ledger import ReconcileResult, ReconcileWriteInput
+from shared.contracts.sisbajud_names import RECONCILE_WRITE_ACTIVITY
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudWrite
 
@@ -36,7 +37,7 @@ def _overdraft(tx: dict) -> bool:
 class ReconcileActivities(LedgerActivities):
     """The re-read the order workflow does before each heartbeat of an uncertain write."""
 
-    @activity.defn(name="sisbajud-reconcile-write")
+    @activity.defn(name=RECONCILE_WRITE_ACTIVITY)
     async def reconcile_write(self, request: ReconcileWriteInput) -> ReconcileResult:
         """`?metadata.code=<key>` since the write; a hit is proof and marks the write APPLIED."""
         with upstream_errors():

@@ -35,7 +35,8 @@ from activities.sisbajud.plans import PlanActivities
 from activities.sisbajud.reconcile import ReconcileActivities
 from activities.sisbajud.tick import TemporalProvider, TickActivities
 from activities.sisbajud.writes import WriteActivities
-from shared.contracts.sisbajud import TICK_WORKFLOW, OrderOptions, TickInput, tick_schedule_id
+from shared.contracts.sisbajud import OrderOptions, TickInput, tick_schedule_id
+from shared.contracts.sisbajud_names import TICK_WORKFLOW
 from shared.settings import Settings
 
 # A tick missed while the server was away is not worth replaying: the next one does it all.

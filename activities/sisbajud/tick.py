@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 import httpx
-from sqlalchemy import func, update
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -17,10 +17,19 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDReusePolicy
 
 from activities.sisbajud.clients import MensageriaClient, UpstreamError, error_code
+from activities.sisbajud.gauges import (
+    orphans_recorded,
+    outbox_backlog,
+    set_orphans,
+    set_outbox,
+    set_uncertain,
+    uncertain_writes,
+)
+from activities.sisbajud.metrics import RESULTS_SENT
 from activities.sisbajud.orphans import OrphanChecker
+from activities.sisbajud.store import raise_alarm
 from shared.contracts import search_attributes
 from shared.contracts.sisbajud import (
-    ORDER_WORKFLOW,
     AlarmCode,
     NoticeSignal,
     OrderState,
@@ -30,24 +39,22 @@ from shared.contracts.sisbajud import (
     TickInput,
     order_workflow_id,
 )
-from shared.db.models import as_utc, utcnow
+from shared.contracts.sisbajud_names import (
+    NOTICE_SIGNAL,
+    ORDER_WORKFLOW,
+    STAGE_DRAIN_ACTIVITY,
+    STAGE_INGEST_ACTIVITY,
+    STAGE_MONITOR_ACTIVITY,
+    STAGE_ORPHANS_ACTIVITY,
+)
+from shared.db.models import utcnow
 from shared.db.sisbajud_models import (
     SisbajudNotice,
     SisbajudOrder,
-    SisbajudOrphan,
     SisbajudOutbox,
-    SisbajudWrite,
 )
-from shared.db.sisbajud_store import raise_alarm
 from shared.logs import props
 from shared.settings import Settings
-from shared.sisbajud_metrics import (
-    ORPHANS_OPEN,
-    OUTBOX_AGE,
-    OUTBOX_DEPTH,
-    RESULTS_SENT,
-    UNCERTAIN_WRITES,
-)
 from shared.visibility import start_workflow
 
 TemporalProvider = Callable[[], Awaitable[Client]]
@@ -69,7 +76,7 @@ class TickActivities:
         self._temporal = temporal
         self._orphans = OrphanChecker(settings, sessions, http)
 
-    @activity.defn(name="sisbajud-stage-ingest")
+    @activity.defn(name=STAGE_INGEST_ACTIVITY)
     async def ingest(self, request: TickInput) -> StageResult:
         """Hand each accepted notice to its order's workflow (signal-with-start)."""
         async with self._sessions() as session:
@@ -127,7 +134,7 @@ class TickActivities:
                         id=order_workflow_id(notice.order_id), task_queue=request.task_queue,
                         # A closed run of the same order may be followed by a new one.
                         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-                        start_signal="notice",
+                        start_signal=NOTICE_SIGNAL,
                         start_signal_args=[NoticeSignal(revision=notice.revision,
                                                         notice_id=notice.id)])
                 except Exception as exc:  # one bad notice must not stop the batch
@@ -150,34 +157,29 @@ class TickActivities:
                     ).values(state=state, ingested_at=utcnow()))
             await session.commit()
 
-    @activity.defn(name="sisbajud-stage-orphans")
+    @activity.defn(name=STAGE_ORPHANS_ACTIVITY)
     async def orphans(self, request: TickInput) -> StageResult:
         """Operations on block accounts this executor did not write: detected, never changed."""
         scan = await self._orphans.scan()
         async with self._sessions() as session:
-            ORPHANS_OPEN.set((await session.exec(select(func.count())
-                                                 .select_from(SisbajudOrphan))).one())
+            set_orphans(await orphans_recorded(session))
         return StageResult(stage=StageName.ORPHANS, ok=scan.failed_accounts == 0,
                            done=scan.new_orphans, failed=scan.failed_accounts,
                            detail=f"{scan.accounts} block accounts, {scan.operations} "
                                   f"operations, {scan.new_orphans} new orphans")
 
-    @activity.defn(name="sisbajud-stage-monitor")
+    @activity.defn(name=STAGE_MONITOR_ACTIVITY)
     async def monitor(self, request: TickInput) -> StageResult:
         """Writes without a known effect, measured; their order workflows re-read the ledger
         and queue a heartbeat on their own durable timers (`EXECUTOR_HEARTBEAT_EVERY`)."""
         async with self._sessions() as session:
-            counts = dict((await session.exec(
-                select(SisbajudWrite.state, func.count())
-                .where(SisbajudWrite.state.in_(("INDETERMINATE", "DEFERRED")))  # type: ignore[attr-defined]
-                .group_by(SisbajudWrite.state))).all())
-        for state in ("INDETERMINATE", "DEFERRED"):
-            UNCERTAIN_WRITES.labels(state).set(counts.get(state, 0))
+            counts = await uncertain_writes(session)
+        set_uncertain(counts)
         return StageResult(stage=StageName.MONITOR, done=sum(counts.values()),
                            detail=f"{counts.get('INDETERMINATE', 0)} indeterminate, "
                                   f"{counts.get('DEFERRED', 0)} deferred writes")
 
-    @activity.defn(name="sisbajud-stage-drain")
+    @activity.defn(name=STAGE_DRAIN_ACTIVITY)
     async def drain(self, request: TickInput) -> StageResult:
         """Send due outbox rows with their own keys; transient failures wait for a later tick."""
         async with self._sessions() as session:
@@ -252,8 +254,4 @@ class TickActivities:
 
     async def _measure(self) -> None:
         async with self._sessions() as session:
-            depth, oldest = (await session.exec(
-                select(func.count(), func.min(SisbajudOutbox.created_at))
-                .where(SisbajudOutbox.state == "PENDING"))).one()
-        OUTBOX_DEPTH.set(depth)
-        OUTBOX_AGE.set((utcnow() - as_utc(oldest)).total_seconds() if oldest else 0)
+            set_outbox(*await outbox_backlog(session))

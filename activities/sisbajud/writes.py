@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
 
@@ -20,6 +17,8 @@ from activities.sisbajud.clients import (
 )
 from activities.sisbajud.errors import SisbajudErrorCode, fail
 from activities.sisbajud.plans import upstream_errors
+from activities.sisbajud.routing import ActionRoutes, Resolution, load_documents, resolve
+from activities.sisbajud.store import insert_ignore
 from activities.sisbajud.wire import money
 from shared.contracts.sisbajud import BLOCK_ACCOUNT_TYPE
 from shared.contracts.sisbajud_ledger import (
@@ -30,11 +29,11 @@ from shared.contracts.sisbajud_ledger import (
     WriteOutcome,
     WriteOutcomeKind,
 )
+from shared.contracts.sisbajud_names import ENSURE_BLOCK_ACCOUNT_ACTIVITY, WRITE_LEDGER_ACTIVITY
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudWrite
-from shared.db.sisbajud_store import insert_ignore
+from shared.heartbeat import heartbeating
 from shared.logs import props
-from shared.sisbajud_routing import ActionRoutes, Resolution, load_documents, resolve
 
 # Balances moved between plan and write (no effect, key released): plan again, same key.
 REPLAN_CODES = frozenset({"0018", "0086", "0174"})
@@ -49,7 +48,7 @@ log = logging.getLogger("esteira.sisbajud")
 class WriteActivities(LedgerActivities):
     """The two activities that change a ledger; dependencies come in through `__init__`."""
 
-    @activity.defn(name="sisbajud-ensure-block-account")
+    @activity.defn(name=ENSURE_BLOCK_ACCOUNT_ACTIVITY)
     async def ensure_block_account(self, request: EnsureBlockAccountInput
                                    ) -> BlockAccountResult:
         """Exact alias lookup, else create; `409 0020` (created meanwhile) counts as found."""
@@ -70,7 +69,7 @@ class WriteActivities(LedgerActivities):
                     return BlockAccountResult(account_id=found["id"], created=False)
             raise UpstreamError(response.status_code, code, response.text[:200])
 
-    @activity.defn(name="sisbajud-write-ledger")
+    @activity.defn(name=WRITE_LEDGER_ACTIVITY)
     async def write_ledger(self, request: WriteInput) -> WriteOutcome:
         """Register the write, send it with `X-Idempotency`/`X-TTL`, classify the answer."""
         await self._register(request)
@@ -89,7 +88,8 @@ class WriteActivities(LedgerActivities):
                                 detail=routes.problem)
         body = _transaction_body(request, inst.asset_code, routes.routes)
         try:
-            async with _heartbeating():
+            # Beat while the write is in flight, so a dead worker is noticed in seconds.
+            async with heartbeating(HEARTBEAT_EVERY_SECONDS):
                 response = await midaz.post_transaction(request.kind.value, body,
                                                         request.idempotency_key)
         except httpx.HTTPError as exc:
@@ -182,24 +182,3 @@ def _classify(response: httpx.Response) -> WriteOutcome:
     return WriteOutcome(kind=WriteOutcomeKind.REJECTED, http_status=status, code=code,
                         retry_with_new_plan=status == 422 and code in REPLAN_CODES,
                         detail=response.text[:200])
-
-
-@contextlib.asynccontextmanager
-async def _heartbeating() -> AsyncIterator[None]:
-    """Heartbeat while the write is in flight, so a dead worker is noticed in seconds."""
-    if not activity.in_activity():
-        yield
-        return
-
-    async def beat() -> None:
-        while True:
-            activity.heartbeat()
-            await asyncio.sleep(HEARTBEAT_EVERY_SECONDS)
-
-    task = asyncio.create_task(beat())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

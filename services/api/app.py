@@ -12,6 +12,7 @@ from sqlalchemy.exc import DataError, DBAPIError
 
 from services.api.auth import SELF_AUTHENTICATED_PREFIXES, ApiKeyMiddleware
 from services.api.context import ApiContext
+from services.api.refusal import refusal
 from services.api.routes import (
     pickup,
     signer,
@@ -54,7 +55,7 @@ def create_app(context: ApiContext) -> FastAPI:
 
 
 async def _esteira_error(_request: Request, exc: EsteiraError) -> JSONResponse:
-    return JSONResponse(exc.body(), status_code=exc.status)
+    return refusal(exc)
 
 
 async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -63,7 +64,7 @@ async def _validation_error(_request: Request, exc: RequestValidationError) -> J
     # be JSON at all, and echoing it back could repeat a secret.
     problems = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")),
                  "type": str(e.get("type", ""))} for e in exc.errors()]
-    return JSONResponse({**error.body(), "errors": problems}, status_code=error.status)
+    return refusal(error, errors=problems)
 
 
 async def _store_error(request: Request, exc: DBAPIError) -> JSONResponse:
@@ -97,10 +98,10 @@ async def _unstorable_value(request: Request, exc: Exception) -> JSONResponse:
              type(exc).__name__)
     error = EsteiraError(ErrorCode.REQUEST_INVALID,
                          "A value in the request is out of the range this service can store.")
-    return JSONResponse(error.body(), status_code=error.status)
+    return refusal(error)
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
     log.exception("Unhandled error on %s %s", request.method, _loggable_path(request))
     error = EsteiraError(ErrorCode.INTERNAL, "An unexpected error occurred; see the log.")
-    return JSONResponse(error.body(), status_code=error.status)
+    return refusal(error)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from fastapi import Request
-from fastapi.responses import JSONResponse
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.responses import Response
 
+from services.api.refusal import refusal
 from shared.auth import API_KEY_HEADER, keys_match
 from shared.errors import ErrorCode, EsteiraError
 
@@ -44,5 +44,4 @@ class ApiKeyMiddleware(BaseHTTPMiddleware):
         else:
             request.state.actor = "api-key"
             return await call_next(request)
-        return JSONResponse(error.body(), status_code=error.status,
-                            headers={"WWW-Authenticate": API_KEY_HEADER})
+        return refusal(error, headers={"WWW-Authenticate": API_KEY_HEADER})

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Annotated
 
+from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
@@ -51,3 +53,12 @@ class ApiContext:
         return [store_probe(self.engine), temporal_probe(self.temporal),
                 *worker_probes(self.settings, self.sessions, self.temporal), *domain,
                 *self.extra_probes]
+
+
+def get_context(request: Request) -> ApiContext:
+    """The app's `ApiContext` (set by `create_app`)."""
+    return request.app.state.context
+
+
+# The one way a route reaches the API's dependencies: `ctx: ContextDep`.
+ContextDep = Annotated[ApiContext, Depends(get_context)]

@@ -16,44 +16,30 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from prometheus_client import Gauge
-from sqlalchemy import func
 from sqlmodel import select
 
-from activities.pickup import metrics as pickup_metrics
-from activities.pickup.sweeps import queue_backlog
+from activities.pickup.operator.ledger import publish_backlogs
+from activities.signer.operator.metrics import (
+    FOLDER_STATUS,
+    PIPELINE_PAUSED,
+    PROFILE_DEGRADED,
+    refresh_queue_depth,
+)
+from activities.sisbajud.operator.gauges import refresh_gauges as refresh_sisbajud
 from services.api.context import ApiContext
-from services.api.signer_probes import NO_PROFILE, SignerProbes, refresh_queue_depth
+from services.api.signer_probes import NO_PROFILE, SignerProbes
 from services.watcher.state import FolderStatus
 from services.worker.domains import polled_queues
 from services.worker.readiness import live_pollers
-from shared.contracts.sisbajud import HumanDisposition
-from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import LedgerEntry, Notification
 from shared.db.pipeline import read_pipeline_state
 from shared.db.signer_models import InputFolderState
-from shared.db.sisbajud_models import (
-    SisbajudHumanDecision,
-    SisbajudOrphan,
-    SisbajudOutbox,
-    SisbajudWrite,
-)
 from shared.metrics import MULTIPROC_ENV, TASK_QUEUE_POLLERS
-from shared.metrics_signer import FOLDER_STATUS, PIPELINE_PAUSED, PROFILE_DEGRADED
 from shared.readiness import evaluate
-from shared.sisbajud_metrics import (
-    HUMAN_DECISIONS_OPEN,
-    ORPHANS_OPEN,
-    OUTBOX_AGE,
-    OUTBOX_DEPTH,
-    UNCERTAIN_WRITES,
-)
 
 log = logging.getLogger("esteira.api.metrics")
 # A scrape storm asks Temporal at most once per this; poller lists change slowly anyway.
 POLLERS_CACHE_SECONDS = 5.0
 POLLERS_TIMEOUT_SECONDS = 5.0
-UNCERTAIN_STATES = ("INDETERMINATE", "DEFERRED")
-NO_DISPOSITION = "NONE"
 
 
 class ScrapeRefresher:
@@ -101,39 +87,10 @@ class ScrapeRefresher:
             for check in verdict.checks})
 
     async def _sisbajud(self) -> None:
-        async with self.context.sessions() as session:
-            uncertain = dict((await session.exec(
-                select(SisbajudWrite.state, func.count())
-                .where(SisbajudWrite.state.in_(UNCERTAIN_STATES))  # type: ignore[attr-defined]
-                .group_by(SisbajudWrite.state))).all())
-            depth, oldest = (await session.exec(
-                select(func.count(), func.min(SisbajudOutbox.created_at))
-                .where(SisbajudOutbox.state == "PENDING"))).one()
-            orphans = (await session.exec(select(func.count())
-                                          .select_from(SisbajudOrphan))).one()
-            open_decisions = dict((await session.exec(
-                select(SisbajudHumanDecision.disposition, func.count())
-                .where(SisbajudHumanDecision.resolved_at.is_(None))  # type: ignore[union-attr]
-                .group_by(SisbajudHumanDecision.disposition))).all())
-        for state in UNCERTAIN_STATES:
-            UNCERTAIN_WRITES.labels(state).set(uncertain.get(state, 0))
-        OUTBOX_DEPTH.set(depth)
-        OUTBOX_AGE.set(max(0.0, (utcnow() - as_utc(oldest)).total_seconds()) if oldest else 0)
-        ORPHANS_OPEN.set(orphans)
-        decisions = {(each.value,): 0.0 for each in HumanDisposition}
-        decisions |= {(disposition or NO_DISPOSITION,): float(count)
-                      for disposition, count in open_decisions.items()}
-        self._publish(HUMAN_DECISIONS_OPEN, decisions)
+        await refresh_sisbajud(self.context.sessions, self._publish)
 
     async def _pickup(self) -> None:
-        now = utcnow()
-        async with self.context.sessions() as session:
-            backlogs = {queue: await queue_backlog(session, model)
-                        for queue, model in (("ledger", LedgerEntry),
-                                             ("notifications", Notification))}
-        for queue, (pending, failed, oldest) in backlogs.items():
-            age = max(0.0, (now - as_utc(oldest)).total_seconds()) if oldest else 0.0
-            pickup_metrics.set_queue(queue, pending=pending, failed=failed, oldest_seconds=age)
+        await publish_backlogs(self.context.sessions)
 
     async def _pollers(self) -> None:
         async with self._pollers_lock:

@@ -5,15 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sqlalchemy import func
 from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from activities.signer.health_reporter import recorded_health
-from activities.signer.lacuna.health import folder_gone
-from shared.db.signer_models import InputFolderState, Job, SigningProfile
-from shared.metrics_signer import QUEUE_DEPTH
+from activities.signer.operator.folders import folder_overview
+from activities.signer.operator.health import profile_health
+from shared.db.signer_models import InputFolderState, SigningProfile
 from shared.readiness import Probe
 from shared.settings import Settings
 
@@ -34,16 +31,9 @@ class SignerProbes:
     async def probes(self) -> list[Probe]:
         """`input-folder:<name>` (gating), `signing-profile:<name>` (not gating), and
         `signing-profile:none` (gating) when no profile is enabled."""
-        async with self.sessions() as session:
-            profiles = (await session.exec(select(SigningProfile))).all()
-            states = {s.name: s for s in (await session.exec(select(InputFolderState))).all()}
-        owners = {p.input_folder.lower(): p.name for p in profiles if p.input_folder}
-        probes = [
-            self._folder(folder.name, self.settings.input_folder_path(folder),
-                         owners.get(folder.name.lower()), states.get(folder.name))
-            for folder in self.settings.effective_inputs
-        ]
-        enabled = [p for p in profiles if p.enabled]
+        overview = await folder_overview(self.sessions, self.settings)
+        probes = [self._folder(f.name, f.path, f.owner, f.state) for f in overview.folders]
+        enabled = [p for p in overview.profiles if p.enabled]
         probes += [self._profile(p) for p in enabled]
         if not enabled:
             probes.append(no_profile_probe())
@@ -67,11 +57,7 @@ class SignerProbes:
 
     def _profile(self, profile: SigningProfile) -> Probe:
         async def run() -> tuple[bool, str]:
-            ok, detail = await recorded_health(profile, self.sessions)
-            # Read on every probe: binding another Signer folder clears it without a restart.
-            if ok and (gone := await folder_gone(profile, self.sessions)):
-                return False, gone
-            return ok, detail
+            return await profile_health(profile, self.sessions)
 
         return Probe(f"signing-profile:{profile.name}", run, gating=False)
 
@@ -85,16 +71,3 @@ def no_profile_probe() -> Probe:
 
     return Probe(NO_PROFILE, run)
 
-
-async def refresh_queue_depth(sessions: async_sessionmaker[AsyncSession]) -> None:
-    """Set `bulksigner_queue_depth{status}` from the store (a scrape never fails on it)."""
-    waiting = ("Queued", "AwaitingApproval", "AwaitingSigner", "Processing", "Verifying")
-    try:
-        async with sessions() as session:
-            counts = dict((await session.exec(
-                select(Job.status, func.count()).where(Job.status.in_(waiting))
-                .group_by(Job.status))).all())
-    except Exception:
-        return
-    for status in waiting:
-        QUEUE_DEPTH.labels(status=status).set(counts.get(status, 0))

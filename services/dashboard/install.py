@@ -11,6 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from services.api.context import ApiContext
 from services.dashboard.accounts import OperatorDirectory
 from services.dashboard.guard import CsrfRejected, DashboardAuth, DashboardAuthMiddleware
+from services.dashboard.routes import approve as approver_page
 from services.dashboard.routes import events, folders, jobs, login, pickup, profiles, sisbajud
 from services.dashboard.routes import system as system_page
 from services.dashboard.session import SessionCodec
@@ -26,7 +27,8 @@ def install_dashboard(app: FastAPI, context: ApiContext) -> None:
                          context.api_key, settings.dashboard.secure_cookies)
     app.state.dashboard_auth = auth
     app.add_middleware(DashboardAuthMiddleware, auth=auth)
-    for module in (login, jobs, profiles, folders, events, system_page, pickup, sisbajud):
+    for module in (login, jobs, profiles, folders, events, system_page, pickup, sisbajud,
+                   approver_page):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="dashboard-static")
     app.add_exception_handler(CsrfRejected, _csrf_rejected)

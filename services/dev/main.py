@@ -17,11 +17,11 @@ from services import sisbajud_cli, systemd_notify
 from services.banner import host_mode, ready_rows, render
 from services.banner_signer import signer_rows_and_panel
 from services.bootstrap import bootstrap
+from services.dev.lacuna_sim import lacuna_dev_env
 from services.dev.live_view import ConsoleRouter, live_console
 from services.dev.supervisor import ChildSpec, Supervisor
 from services.dev.temporal_server import LOOPBACK, dev_server_args
 from services.process import retry_until, stop_event
-from services.simulators.lacuna.dev import lacuna_dev_env
 from shared.auth import ensure_generated_api_key
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import utcnow

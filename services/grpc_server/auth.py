@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 
 import grpc
 
-from services.grpc_server.status import error_status
+from services.grpc_server.refusal import refuse
 from shared.auth import keys_match
 from shared.errors import ErrorCode, EsteiraError
 
@@ -54,7 +54,7 @@ def _deny(error: EsteiraError, handler: grpc.RpcMethodHandler | None) -> grpc.Rp
     # stream then hung until the client's deadline instead of being refused.
 
     async def abort(_request, context: grpc.aio.ServicerContext) -> None:
-        await context.abort_with_status(error_status(error))
+        await refuse(context, error)
 
     streams_in = handler is not None and handler.request_streaming
     streams_out = handler is not None and handler.response_streaming

@@ -4,27 +4,17 @@ from __future__ import annotations
 
 import grpc
 from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
 
-from activities.pickup.board import confirm_pickup
-from activities.pickup.kick import Kicker
-from activities.pickup.sweeps import queue_backlog
+from activities.pickup.operator import board, ledger
+from activities.pickup.operator.kicker import Kicker
 from services.grpc_server.gen.esteira.v1 import pickup_pb2, pickup_pb2_grpc
-from shared.contracts.pickup import PickupErrorCode
-from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import LedgerEntry, Student
-from shared.errors import ErrorCode, EsteiraError
+from services.grpc_server.refusal import refusals
+from shared.db.models import as_utc
+from shared.db.pickup_models import Student
 from shared.settings import Settings
 from shared.temporal import connect
-
-# REST status codes of the pickup errors, in gRPC terms.
-GRPC_STATUS = {
-    ErrorCode.NOT_FOUND: grpc.StatusCode.NOT_FOUND,
-    PickupErrorCode.VERSION_CONFLICT: grpc.StatusCode.ABORTED,
-    PickupErrorCode.INVALID_TRANSITION: grpc.StatusCode.FAILED_PRECONDITION,
-}
 
 
 def _student(student: Student) -> pickup_pb2.StudentState:
@@ -35,7 +25,7 @@ def _student(student: Student) -> pickup_pb2.StudentState:
 
 
 class PickupServicer(pickup_pb2_grpc.PickupServiceServicer):
-    """Thin: decode, call the pickup operations, map error codes to gRPC status."""
+    """Thin: decode, call the pickup operations; refusals per the pickup error table."""
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession], kicker: Kicker) -> None:
         self._sessions = sessions
@@ -43,31 +33,22 @@ class PickupServicer(pickup_pb2_grpc.PickupServiceServicer):
 
     async def GetBoard(self, request: pickup_pb2.GetBoardRequest,
                        context: grpc.aio.ServicerContext) -> pickup_pb2.GetBoardResponse:
-        async with self._sessions() as session:
-            students = (await session.exec(select(Student).where(
-                Student.school_id == request.school_id).order_by(Student.id))).all()
+        students = await board.students_of_school(self._sessions, request.school_id)
         return pickup_pb2.GetBoardResponse(students=[_student(s) for s in students])
 
+    @refusals
     async def ConfirmPickup(self, request: pickup_pb2.ConfirmPickupRequest,
                             context: grpc.aio.ServicerContext) -> pickup_pb2.StudentState:
-        try:
-            async with self._sessions() as session, session.begin():
-                change = await confirm_pickup(session, student_id=request.student_id,
-                                              version=request.version, at=utcnow(),
-                                              actor="grpc", origin="operator")
-        except EsteiraError as exc:
-            status = GRPC_STATUS.get(exc.code, grpc.StatusCode.INVALID_ARGUMENT)
-            await context.abort(status, f"{exc.code}: {exc.message}")
-        await self._kicker.drains(change.controllers)
-        return _student(change.student)
+        student = await board.confirm_pickup(self._sessions, self._kicker,
+                                             student_id=request.student_id,
+                                             version=request.version, actor="grpc")
+        return _student(student)
 
     async def GetLedgerSummary(self, request: pickup_pb2.GetLedgerSummaryRequest,
                                context: grpc.aio.ServicerContext) -> pickup_pb2.LedgerSummary:
-        async with self._sessions() as session:
-            pending, failed, oldest = await queue_backlog(session, LedgerEntry)
-        age = (utcnow() - as_utc(oldest)).total_seconds() if oldest else 0.0
-        return pickup_pb2.LedgerSummary(pending=pending, failed=failed,
-                                        oldest_pending_seconds=age)
+        backlog = await ledger.ledger_backlog(self._sessions)
+        return pickup_pb2.LedgerSummary(pending=backlog.pending, failed=backlog.failed,
+                                        oldest_pending_seconds=backlog.oldest_pending_seconds)
 
 
 def add_pickup(server: grpc.aio.Server, settings: Settings,

@@ -11,14 +11,18 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
 
-from activities.signer.enqueue import Enqueuer
-from activities.signer.operator import commands, delete_job, jobs, pipeline_control, upload
+from activities.signer.operator import (
+    commands,
+    delete_job,
+    jobs,
+    pipeline_control,
+    upload,
+    wiring,
+)
 from activities.signer.operator.transitions import TransitionTail
-from activities.signer.repository import JobRepository
-from activities.signer.storage import StorageTree
 from services.grpc_server import signer_messages as messages
 from services.grpc_server.gen.esteira.signer.v1 import signer_pb2, signer_pb2_grpc
-from services.grpc_server.status import error_status, refusals
+from services.grpc_server.refusal import refusals, refuse
 from shared.errors import ErrorCode, EsteiraError
 from shared.settings import Settings
 
@@ -42,12 +46,11 @@ class SignerServicer(signer_pb2_grpc.SignerServiceServicer):
         self._temporal = temporal
         self._watch_poll = watch_poll_seconds
 
-    def _repository(self) -> JobRepository:
-        return JobRepository(self._sessions)
+    def _repository(self) -> wiring.JobRepository:
+        return wiring.repository(self._sessions)
 
-    async def _enqueuer(self) -> Enqueuer:
-        return Enqueuer.from_settings(self._repository(), StorageTree(self._settings.storage_root),
-                                      await self._temporal(), self._settings)
+    async def _enqueuer(self) -> wiring.Enqueuer:
+        return wiring.enqueuer(self._sessions, self._settings, await self._temporal())
 
     @refusals
     async def SubmitFile(self, request_iterator: AsyncIterator[Request],
@@ -108,7 +111,7 @@ class SignerServicer(signer_pb2_grpc.SignerServiceServicer):
     async def DeleteJob(self, request: signer_pb2.DeleteJobRequest,
                         context: grpc.aio.ServicerContext) -> signer_pb2.DeleteJobResponse:
         report = await delete_job.delete_job(
-            self._repository(), StorageTree(self._settings.storage_root), await self._temporal(),
+            self._repository(), wiring.storage(self._settings), await self._temporal(),
             request.job_id, actor=ACTOR, reason=request.reason or None)
         return signer_pb2.DeleteJobResponse(removed=report.removed, kept=report.kept)
 
@@ -137,7 +140,7 @@ class SignerServicer(signer_pb2_grpc.SignerServiceServicer):
             tail = await TransitionTail.start(self._sessions, cursor=request.cursor,
                                               job_id=request.job_id or None)
         except EsteiraError as error:
-            await context.abort_with_status(error_status(error))
+            await refuse(context, error)
         # The headers tell the client the starting point is fixed (nothing after it is missed).
         await context.send_initial_metadata(((WATCH_CURSOR_HEADER, str(tail.cursor)),))
         while True:

@@ -14,7 +14,7 @@ from temporalio.client import Client
 from activities.sisbajud import operator
 from activities.sisbajud.operator import ActionIn, ResolutionIn
 from services.grpc_server.gen.esteira.v1 import sisbajud_pb2, sisbajud_pb2_grpc
-from services.grpc_server.status import refusals
+from services.grpc_server.refusal import refusals
 from services.operator_credentials import API_KEY_ACTOR, basic_operator
 from shared.errors import ErrorCode, EsteiraError
 from shared.settings import Settings

@@ -15,7 +15,11 @@ from urllib.parse import parse_qs, unquote
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from shared.settings import DEV_M2M_CLIENT_ID, DEV_M2M_CLIENT_SECRET, DEV_M2M_SUBJECT
+from shared.contracts.dev_credentials import (
+    DEV_M2M_CLIENT_ID,
+    DEV_M2M_CLIENT_SECRET,
+    DEV_M2M_SUBJECT,
+)
 
 TOKEN_PATH = "/oauth/token"
 DEFAULT_TTL_S = 3600

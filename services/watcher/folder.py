@@ -11,9 +11,7 @@ from pathlib import Path
 
 import watchfiles
 
-from activities.signer.enqueue import Enqueuer, Outcome
-from activities.signer.ignore import ignored
-from activities.signer.repository import JobRepository
+from activities.signer.operator.wiring import Enqueuer, JobRepository, Outcome, ignored
 from services.watcher.stability import StabilityTracker
 from services.watcher.state import FolderStateStore, FolderStatus
 from shared.contracts.signer import JobSource

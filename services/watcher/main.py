@@ -8,19 +8,14 @@ import logging
 from datetime import timedelta
 from pathlib import Path
 
-from sqlmodel import select
-
-from activities.signer import engine as engine_module
-from activities.signer.enqueue import Enqueuer
-from activities.signer.lacuna.client import LacunaClient
-from activities.signer.lacuna.discovery import SignerFolderScanner, run_scans
-from activities.signer.repository import JobRepository
-from activities.signer.storage import StorageTree
+from activities.signer.operator import diverged, wiring
+from activities.signer.operator.signer_folders import signer_folder_scans
+from activities.signer.operator.wiring import Enqueuer, JobRepository
 from services.process import connect_when_available, stop_event
 from services.watcher.folder import FolderWatcher
 from services.watcher.state import FolderStateStore
 from shared.db.engine import create_engine, session_factory
-from shared.db.models import OperationalEvent, utcnow
+from shared.db.models import utcnow
 from shared.instances import registered_instance
 from shared.settings import Settings
 
@@ -39,9 +34,8 @@ async def run_watcher(settings: Settings) -> None:
         client = await connect_when_available(settings, stop)
         if client is None:
             return
-        repository = JobRepository(sessions)
-        storage = StorageTree(settings.storage_root)
-        enqueuer = Enqueuer.from_settings(repository, storage, client, settings)
+        repository = wiring.repository(sessions)
+        enqueuer = wiring.enqueuer(sessions, settings, client)
         states = FolderStateStore(sessions)
         watchers = {
             folder.name: FolderWatcher(
@@ -52,14 +46,9 @@ async def run_watcher(settings: Settings) -> None:
                 max_failures=settings.pipeline.max_consecutive_enqueue_failures)
             for folder in settings.effective_inputs
         }
-        lacuna = LacunaClient.from_settings(settings)
-        # A SignerFolder scan opens the holder's key (a token's module only if configured).
-        engine_module.allow_pkcs11_modules(settings.signing.pkcs11_modules)
         # Signer folders are input folders of another kind: the watcher discovers them too.
-        scans = [run_scans(SignerFolderScanner(repository, enqueuer, lacuna), stop,
-                           settings.signer.folder_scan_interval_seconds)] \
-            if settings.signer.configured else []
-        async with registered_instance(sessions, "watcher"), lacuna.http:
+        async with registered_instance(sessions, "watcher"), \
+                signer_folder_scans(settings, repository, enqueuer, stop) as scans:
             log.info("Watching %s folder(s): %s", len(watchers), ", ".join(watchers))
             await asyncio.gather(
                 *(watcher.run(stop) for watcher in watchers.values()),
@@ -73,17 +62,12 @@ async def _hand_back_diverged(sessions, watchers: dict[str, FolderWatcher], stop
                               settings: Settings) -> None:
     """Offer each input that diverged mid-job back to its folder's watcher (after the job ends,
     since the event is written with the job's terminal transition)."""
-    async with sessions() as session:
-        cursor = (await session.exec(select(OperationalEvent.id).order_by(
-            OperationalEvent.id.desc()).limit(1))).first() or 0
+    cursor = await diverged.last_event_id(sessions)
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), settings.pipeline.poll_interval_seconds)
         try:
-            async with sessions() as session:
-                events = (await session.exec(select(OperationalEvent).where(
-                    OperationalEvent.id > cursor, OperationalEvent.type == "InputDiverged")
-                    .order_by(OperationalEvent.id))).all()
+            events = await diverged.diverged_since(sessions, cursor)
         except Exception as exc:
             log.warning("Could not read diverged inputs: %s", exc)
             continue

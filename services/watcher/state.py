@@ -8,9 +8,9 @@ from enum import StrEnum
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.operator.metrics import FOLDER_STATUS
 from shared.db.models import utcnow
 from shared.db.signer_models import InputFolderState
-from shared.metrics_signer import FOLDER_STATUS
 
 log = logging.getLogger("esteira.watcher")
 

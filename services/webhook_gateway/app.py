@@ -13,23 +13,24 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 from starlette.requests import ClientDisconnect
 
-from activities.sisbajud.errors import SisbajudErrorCode
-from services.webhook_gateway.body_limit import MAX_WEBHOOK_BODY, BodyTooLarge, read_request_body
-from services.webhook_gateway.deliveries import (
+from activities.sisbajud.operator.deliveries import (
     ACCEPTED,
     PARKED,
     WITHDRAWN,
-    notice_state,
-    settle_notice,
+    count_delivery,
+    record_delivery,
+    settle_delivery,
 )
+from activities.sisbajud.operator.order_lookup import OrderLookup, OrderUnavailable
+from services.api.refusal import refusal
+from services.webhook_gateway.body_limit import MAX_WEBHOOK_BODY, BodyTooLarge, read_request_body
 from services.webhook_gateway.notice import ParsedNotice, parse_notice
-from services.webhook_gateway.order_check import OrderLookup, OrderUnavailable
 from services.webhook_gateway.signature import SignatureScheme, Verdict
 from shared import metrics
 from shared.contracts.sisbajud import AlarmCode, FetchStatus
-from shared.db.sisbajud_store import record_notice
+from shared.contracts.sisbajud_errors import SisbajudErrorCode, WebhookErrorCode, sisbajud_error
+from shared.errors import ErrorCode, EsteiraError
 from shared.logs import props
-from shared.sisbajud_metrics import NOTICE_SECONDS, NOTICES
 
 WEBHOOK_PATH = "/webhooks/sisbajud"
 # The Hub retries a 503; a hint keeps it from hammering a store that is down.
@@ -64,8 +65,7 @@ async def receive(request: Request) -> Response:
     """One Hub delivery: 413, 401, 200 (accepted/duplicate/withdrawn/parked) or 503."""
     started = time.perf_counter()
     response = await _handle(request, request.app.state.deps)
-    NOTICES.labels(str(response.status_code)).inc()
-    NOTICE_SECONDS.observe(time.perf_counter() - started)
+    count_delivery(response.status_code, time.perf_counter() - started)
     return response
 
 
@@ -74,14 +74,16 @@ async def _handle(request: Request, deps: GatewayDeps) -> Response:
         body = await read_request_body(request, deps.max_body)
     except BodyTooLarge:
         log.warning("Refused a delivery larger than %s bytes", deps.max_body)
-        return _error(413, "notice.too-large", f"The body is larger than {deps.max_body} bytes.")
+        return refusal(sisbajud_error(WebhookErrorCode.NOTICE_TOO_LARGE,
+                                      f"The body is larger than {deps.max_body} bytes."))
     except ClientDisconnect:
         return Response(status_code=400)
     verdict = deps.scheme.verify(request.headers, body)
     if not verdict.valid:
         log.warning("Refused delivery %s: %s", verdict.message_id, verdict.detail,
                     extra=props(WebhookId=verdict.message_id, Verdict=verdict.code))
-        return _error(401, verdict.code, "No signature on the delivery is valid.")
+        return refusal(sisbajud_error(WebhookErrorCode(verdict.code),
+                                      "No signature on the delivery is valid."))
     if verdict.skewed:
         log.warning("Delivery %s is %ss off the clock, beyond EXECUTOR_HUB_WEBHOOK_MAX_SKEW_SEC; "
                     "accepted", verdict.message_id, verdict.skew_s,
@@ -93,13 +95,10 @@ async def _record(deps: GatewayDeps, verdict: Verdict, body: bytes) -> Response:
     notice = parse_notice(body)
     assert verdict.message_id is not None
     try:
-        async with deps.sessions() as session:
-            inserted = await record_notice(
-                session, webhook_id=verdict.message_id, order_id=notice.order_id,
-                revision=notice.revision, parked_reason=notice.unusable, body=body,
-                skew_s=verdict.skew_s, skewed=verdict.skewed, secret_index=verdict.secret_index)
-            state = ACCEPTED if inserted or notice.unusable else await notice_state(
-                session, verdict.message_id)
+        inserted, state = await record_delivery(
+            deps.sessions, webhook_id=verdict.message_id, order_id=notice.order_id,
+            revision=notice.revision, parked_reason=notice.unusable, body=body,
+            skew_s=verdict.skew_s, skewed=verdict.skewed, secret_index=verdict.secret_index)
     except (SQLAlchemyError, OSError) as exc:
         return _store_down(verdict, exc)
     if notice.unusable:
@@ -120,9 +119,10 @@ async def _check_order(deps: GatewayDeps, verdict: Verdict, notice: ParsedNotice
         log.warning("Delivery %s: order %s could not be fetched: %s", verdict.message_id,
                     notice.order_id, exc,
                     extra=props(WebhookId=verdict.message_id, OrderId=notice.order_id))
-        return _error(503, SisbajudErrorCode.MENSAGERIA_UNAVAILABLE.value,
-                      "The order could not be fetched from the Mensageria; retry.",
-                      {"Retry-After": RETRY_AFTER_SECONDS})
+        return refusal(sisbajud_error(
+            SisbajudErrorCode.MENSAGERIA_UNAVAILABLE,
+            "The order could not be fetched from the Mensageria; retry."),
+            headers={"Retry-After": RETRY_AFTER_SECONDS})
     if fetched.status == FetchStatus.FOUND:
         return _answer(verdict, notice, "accepted" if inserted else "duplicate")
     if fetched.status == FetchStatus.WITHDRAWN:
@@ -132,10 +132,9 @@ async def _check_order(deps: GatewayDeps, verdict: Verdict, notice: ParsedNotice
         alarm = (AlarmCode.ORDER_INVALID if fetched.http_status == 200
                  else AlarmCode.ORDER_FETCH_REJECTED)
     try:
-        async with deps.sessions() as session:
-            await settle_notice(session, verdict.message_id, state=state, reason=reason,
-                                order_id=notice.order_id, alarm=alarm,
-                                http_status=fetched.http_status)
+        await settle_delivery(deps.sessions, verdict.message_id, state=state, reason=reason,
+                              order_id=notice.order_id, alarm=alarm,
+                              http_status=fetched.http_status)
     except (SQLAlchemyError, OSError) as exc:
         return _store_down(verdict, exc)
     return _answer(verdict, notice, state.lower())
@@ -152,13 +151,9 @@ def _answer(verdict: Verdict, notice: ParsedNotice, status: str) -> JSONResponse
 def _store_down(verdict: Verdict, exc: Exception) -> JSONResponse:
     log.error("Could not record delivery %s: %s", verdict.message_id, exc,
               extra=props(WebhookId=verdict.message_id))
-    return _error(503, "store.unavailable", "The delivery could not be recorded; retry.",
-                  {"Retry-After": RETRY_AFTER_SECONDS})
-
-
-def _error(status: int, code: str, message: str,
-           headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"code": code, "message": message}, status_code=status, headers=headers)
+    return refusal(EsteiraError(ErrorCode.STORE_UNAVAILABLE,
+                                "The delivery could not be recorded; retry."),
+                   headers={"Retry-After": RETRY_AFTER_SECONDS})
 
 
 async def health() -> dict[str, str]:

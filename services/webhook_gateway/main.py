@@ -7,9 +7,8 @@ import logging
 import httpx
 import uvicorn
 
-from activities.sisbajud.orders import OrderActivities
+from activities.sisbajud.operator.order_lookup import mensageria_lookup
 from services.webhook_gateway.app import WEBHOOK_PATH, GatewayDeps, create_app
-from services.webhook_gateway.order_check import MensageriaLookup
 from services.webhook_gateway.secrets import resolve_secrets
 from services.webhook_gateway.signature import StandardWebhooksV1
 from shared.db.engine import create_engine, session_factory
@@ -27,8 +26,7 @@ async def run_webhook(settings: Settings) -> None:
     engine = create_engine(settings.sqlalchemy_url)
     sessions = session_factory(engine)
     http = httpx.AsyncClient(timeout=sis.webhook_fetch_timeout_seconds)
-    orders = MensageriaLookup(OrderActivities(settings, sessions, http),
-                              timeout_s=sis.webhook_fetch_timeout_seconds)
+    orders = mensageria_lookup(settings, sessions, http, sis.webhook_fetch_timeout_seconds)
     try:
         app = create_app(GatewayDeps(scheme, sessions, orders))
         config = uvicorn.Config(app, host=settings.host, port=settings.ports.webhook,

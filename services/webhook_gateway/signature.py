@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from shared.contracts.sisbajud_errors import WebhookErrorCode
+
 SECRET_PREFIX = "whsec_"
 DEFAULT_MAX_SKEW_S = 300
 
@@ -20,9 +22,10 @@ class VerdictCode(StrEnum):
     """Why a delivery was accepted or refused; stable values for logs and metrics."""
 
     OK = "signature.ok"
-    MISSING_HEADER = "signature.missing-header"
-    MALFORMED_TIMESTAMP = "signature.malformed-timestamp"
-    NO_MATCH = "signature.no-match"
+    # The refusals are the contract's codes (`shared/contracts/sisbajud_errors.py`).
+    MISSING_HEADER = WebhookErrorCode.SIGNATURE_MISSING_HEADER.value
+    MALFORMED_TIMESTAMP = WebhookErrorCode.SIGNATURE_MALFORMED_TIMESTAMP.value
+    NO_MATCH = WebhookErrorCode.SIGNATURE_NO_MATCH.value
 
 
 @dataclass(frozen=True)

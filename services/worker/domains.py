@@ -1,82 +1,37 @@
-"""Which workflows and activities each domain contributes to a worker."""
+"""The domains a worker can run: each one's `activities.<d>.worker.build`, loaded on demand."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any
-
-from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel.ext.asyncio.session import AsyncSession
+from dataclasses import dataclass
 
 from shared.findings import record_finding
 from shared.settings import ConfigurationError, Settings
+from shared.worker_shape import Builder, DomainWorker, WorkerDeps
 
 log = logging.getLogger("esteira.worker")
 
 
-@dataclass(frozen=True)
-class DomainWorker:
-    """One Temporal worker's worth of a domain: a task queue and what polls it."""
+async def _ops(deps: WorkerDeps) -> list[DomainWorker]:
+    from activities.ops.worker import build as build_ops
 
-    task_queue: str
-    workflows: list[type] = field(default_factory=list)
-    activities: list[Callable[..., Any]] = field(default_factory=list)
-    max_concurrent_activities: int | None = None
-    # Polls only while the signing pipeline is not paused (the durable pause row decides).
-    pausable: bool = False
-    # Run workflows outside the sandbox: for a hot, tiny workflow the per-run sandbox costs
-    # more worker CPU than the work (research/temporal.md §4); replay tests guard determinism.
-    unsandboxed: bool = False
-
-
-@dataclass
-class WorkerDeps:
-    """What domain builders may use; `resources` closes what they open when the worker stops."""
-
-    settings: Settings
-    sessions: async_sessionmaker[AsyncSession]
-    instance_id: str
-    resources: contextlib.AsyncExitStack
-    # Tasks the worker runs beside its pollers until it stops (e.g. profile health checks).
-    background: list[Callable[[asyncio.Event], Awaitable[None]]] = field(default_factory=list)
-
-
-Builder = Callable[[WorkerDeps], Awaitable[list[DomainWorker]]]
-
-
-async def _ops(_deps: WorkerDeps) -> list[DomainWorker]:
-    from activities.ops.probe import echo
-    from shared.contracts.ops import TASK_QUEUE
-    from workflows.ops.probe import ProbeWorkflow
-
-    return [DomainWorker(TASK_QUEUE, workflows=[ProbeWorkflow], activities=[echo])]
+    return await build_ops(deps)
 
 
 async def _signer(deps: WorkerDeps) -> list[DomainWorker]:
-    from activities.signer import engine
-    from activities.signer.health_reporter import ProfileHealthReporter
-    from services.worker.signer import build_signer
+    from activities.signer.worker import build as build_signer
 
-    # Only deployment configuration names code this process may load.
-    engine.allow_pkcs11_modules(deps.settings.signing.pkcs11_modules)
-    workers = await build_signer(deps)
-    deps.background.append(
-        ProfileHealthReporter(deps.settings, deps.sessions, deps.instance_id).run)
-    return workers
+    return await build_signer(deps)
 
 
 async def _pickup(deps: WorkerDeps) -> list[DomainWorker]:
-    from services.worker.pickup import build_pickup
+    from activities.pickup.worker import build as build_pickup
 
     return await build_pickup(deps)
 
 
 async def _sisbajud(deps: WorkerDeps) -> list[DomainWorker]:
-    from services.worker.sisbajud import build_sisbajud
+    from activities.sisbajud.worker import build as build_sisbajud
 
     return await build_sisbajud(deps)
 

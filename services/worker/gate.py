@@ -12,7 +12,6 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.worker import Worker
 
 from shared.db.pipeline import read_pipeline_state
-from shared.metrics_signer import PIPELINE_PAUSED
 
 log = logging.getLogger("esteira.worker.gate")
 
@@ -25,8 +24,10 @@ class PauseGatedWorker:
     """
 
     def __init__(self, make_worker: Callable[[], Worker],
-                 sessions: async_sessionmaker[AsyncSession], poll_seconds: float) -> None:
+                 sessions: async_sessionmaker[AsyncSession], poll_seconds: float,
+                 on_read: Callable[[bool], None] | None = None) -> None:
         self._make_worker = make_worker
+        self._on_read = on_read
         self._sessions = sessions
         self._poll_seconds = poll_seconds
         self._worker: Worker | None = None
@@ -66,7 +67,8 @@ class PauseGatedWorker:
             # The store can't tell us: keep doing whatever we were doing.
             log.warning("Could not read the pause state: %s", exc)
             return self._worker is None
-        PIPELINE_PAUSED.set(1 if paused else 0)
+        if self._on_read is not None:
+            self._on_read(paused)
         return paused
 
     async def _follow(self, paused: bool) -> None:

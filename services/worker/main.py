@@ -5,19 +5,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from datetime import timedelta
+from functools import partial
 
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
+from services.parent_death import exit_with
 from services.process import connect_when_available, stop_event
-from services.worker.domains import DomainWorker, WorkerDeps, build
+from services.worker.domains import build
 from services.worker.gate import PauseGatedWorker
 from shared.db.engine import create_engine, session_factory
 from shared.instances import instance_id, registered_instance
 from shared.logs import props
 from shared.metrics import bridged_runtime
 from shared.settings import Settings
+from shared.worker_shape import DomainWorker, WorkerDeps
 
 # In-flight activities get this long to finish on stop before Temporal retries them elsewhere.
 GRACEFUL_SHUTDOWN = timedelta(seconds=30)
@@ -37,13 +43,13 @@ async def run_worker(settings: Settings, domains: list[str]) -> None:
             if client is None:
                 return
             ident = await resources.enter_async_context(registered_instance(sessions, "worker"))
-            deps = WorkerDeps(settings, sessions, ident, resources)
+            deps = worker_deps(settings, sessions, ident, resources)
             gated: list[PauseGatedWorker] = []
             for domain_worker in await build(domains, deps):
                 if domain_worker.pausable:
                     gated.append(PauseGatedWorker(
                         lambda dw=domain_worker: make_worker(client, dw, PAUSE_DRAIN), sessions,
-                        settings.pipeline.poll_interval_seconds))
+                        settings.pipeline.poll_interval_seconds, domain_worker.on_pause_read))
                 else:
                     await resources.enter_async_context(make_worker(client, domain_worker))
                 log.info("Worker serving %s", domain_worker.task_queue,
@@ -57,6 +63,14 @@ async def run_worker(settings: Settings, domains: list[str]) -> None:
                      int(GRACEFUL_SHUTDOWN.total_seconds()))
     finally:
         await engine.dispose()
+
+
+def worker_deps(settings: Settings, sessions: async_sessionmaker[AsyncSession],
+                ident: str, resources: contextlib.AsyncExitStack) -> WorkerDeps:
+    """What this process lends the domain builders."""
+    # A pool process must not outlive the worker, even one killed with -9.
+    return WorkerDeps(settings, sessions, ident, resources,
+                      pool_initializer=partial(exit_with, os.getpid()))
 
 
 def make_worker(client: Client, domain_worker: DomainWorker,

@@ -7,12 +7,14 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+# Re-exported: the names are defined once, in `pickup_names`.
+from shared.contracts.pickup_names import KICK_SIGNAL as KICK_SIGNAL
+from shared.contracts.pickup_names import TASK_QUEUE as TASK_QUEUE
+
 DOMAIN = "pickup"
-TASK_QUEUE = "pickup-v1"
 # The seed's reason string; the monitor tells "picked up" from "timed out" by it.
 READY_TIMEOUT_REASON = "tempo de prontidão esgotado"
 ARRIVAL_TIMEOUT_REASON = "sinal de chegada expirado"
-KICK_SIGNAL = "kick"
 
 
 class PickupState(StrEnum):
@@ -122,6 +124,7 @@ class TimerKind(StrEnum):
     READY = "ready"
     ARRIVAL = "arrival"
     AUTHORIZATION = "authorization"
+    EARLY_RELEASE = "early-release"
 
 
 class Outbox(StrEnum):
@@ -145,21 +148,9 @@ class PickupErrorCode(StrEnum):
     LEDGER_NOT_FAILED = "pickup.ledger-not-failed"
     TURNSTILE_UNAVAILABLE = "pickup.turnstile-unavailable"
     TURNSTILE_REJECTED = "pickup.turnstile-rejected"
+    NOTIFICATION_FAILED = "pickup.notification-failed"
 
 
-PICKUP_HTTP_STATUS: dict[str, int] = {
-    PickupErrorCode.VERSION_CONFLICT: 409,
-    PickupErrorCode.INVALID_TRANSITION: 409,
-    PickupErrorCode.ACCESS_DENIED: 403,
-    PickupErrorCode.TOKEN_MISSING: 401,
-    PickupErrorCode.TOKEN_INVALID: 401,
-    PickupErrorCode.MONITOR_UNAUTHORIZED: 401,
-    PickupErrorCode.INVALID_VALIDITY: 422,
-    PickupErrorCode.STATUS_CONFLICT: 409,
-    PickupErrorCode.LEDGER_NOT_FAILED: 409,
-    PickupErrorCode.TURNSTILE_UNAVAILABLE: 503,
-    PickupErrorCode.TURNSTILE_REJECTED: 502,
-}
 PICKUP_RETRYABLE = frozenset({PickupErrorCode.TURNSTILE_UNAVAILABLE})
 
 
@@ -169,7 +160,8 @@ def sweep_schedule_id(sweep: Sweep) -> str:
 
 
 def timer_workflow_id(kind: TimerKind, entity_id: int, version: int = 0) -> str:
-    """`pickup-ready:<student>:<version>`, `pickup-arrival:<id>`, `pickup-authorization:<id>`.
+    """`pickup-ready:<student>:<version>`, `pickup-arrival:<id>`, `pickup-authorization:<id>`,
+    `pickup-early-release:<id>`.
 
     A READY timer is scoped to the version that entered READY, so each READY episode of a
     student has its own timer and a stale one can only lose its CAS.

@@ -6,11 +6,9 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from shared.contracts.signer_names import JOBS_TASK_QUEUE, SIGNING_TASK_QUEUE
+
 DOMAIN = "signer"
-# Workflow tasks are cheap and always polled; signing activities sit on their own queue so
-# the pause gate and Pipeline:MaxConcurrency apply to them alone.
-JOBS_TASK_QUEUE = "signer-jobs-v1"
-SIGNING_TASK_QUEUE = "signer-signing-v1"
 
 
 def task_queues(suffix: str = "") -> tuple[str, str]:

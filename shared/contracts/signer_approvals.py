@@ -7,9 +7,6 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-# The signal the API sends after recording a decision; the workflow re-reads the tally.
-APPROVAL_DECIDED_SIGNAL = "signer-approval-decided"
-
 
 class ApprovalErrorCode(StrEnum):
     """Stable codes of approvals and CNAB240 checks."""
@@ -20,6 +17,8 @@ class ApprovalErrorCode(StrEnum):
     FORBIDDEN = "approval.forbidden"
     ALREADY_DECIDED = "approval.already-decided"
     NOT_AWAITING = "approval.not-awaiting"
+    NO_PREVIEW = "approval.no-preview"
+    NOTIFY_FAILED = "approval.notify-failed"
     CNAB240_PAYMENT_DATE_PASSED = "cnab240.payment-date-passed"
     CNAB240_MALFORMED = "cnab240.malformed"
 

@@ -105,5 +105,3 @@ class SignerWebhook(BaseModel):
     event_type: str
     document_id: str
 
-
-WEBHOOK_SIGNAL = "signer-webhook"

@@ -10,12 +10,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.errors import EsteiraError
+# The names live in `sisbajud_names`; these stay importable from here.
+from shared.contracts.sisbajud_names import ORDER_WORKFLOW as ORDER_WORKFLOW
+from shared.contracts.sisbajud_names import TASK_QUEUE as TASK_QUEUE
+from shared.contracts.sisbajud_names import TICK_WORKFLOW as TICK_WORKFLOW
 
 DOMAIN = "sisbajud"
-TASK_QUEUE = "sisbajud-v1"
-ORDER_WORKFLOW = "sisbajud-order"
-TICK_WORKFLOW = "sisbajud-tick"
 BLOCK_ALIAS_PREFIX = "@block_sisbajud_"
 BLOCK_ACCOUNT_TYPE = "sisbajud_block"
 # Midaz keeps a write's idempotency key this long (seed: seven days).
@@ -29,7 +29,7 @@ def order_workflow_id(order_id: str) -> str:
 
 def tick_schedule_id(task_queue: str = TASK_QUEUE) -> str:
     """`sisbajud-tick`, suffixed by the queue when it is not the standard one."""
-    return "sisbajud-tick" if task_queue == TASK_QUEUE else f"sisbajud-tick:{task_queue}"
+    return TICK_WORKFLOW if task_queue == TASK_QUEUE else f"{TICK_WORKFLOW}:{task_queue}"
 
 
 def write_idempotency_key(order_id: str, revision: int) -> str:
@@ -60,6 +60,15 @@ def progress_idempotency_key(order_id: str, revision: int, step: ProgressStep) -
 def block_account_alias(order_id: str) -> str:
     """`@block_sisbajud_<32 lowercase hex of the order id>` (ValueError if not a UUID)."""
     return BLOCK_ALIAS_PREFIX + uuid.UUID(order_id).hex
+
+
+def is_uuid(value: str) -> bool:
+    """Whether `value` reads as a UUID (Midaz's organization, ledger and account ids)."""
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 class _Frozen(BaseModel):
@@ -156,36 +165,6 @@ class HumanDisposition(StrEnum):
     """`humanDisposition` of a decision: what the executor holds while a person decides."""
 
     HELD_MONEY_MOVED = "HELD_MONEY_MOVED"
-
-
-class SisbajudApiErrorCode(StrEnum):
-    """Stable codes the operator surface (REST, gRPC, dashboard) answers with."""
-
-    DECISION_NOT_OPEN = "sisbajud.decision-not-open"
-    SAME_ACTOR = "sisbajud.same-actor"
-    PROPOSAL_MISMATCH = "sisbajud.proposal-mismatch"
-    NOT_PARKED = "sisbajud.not-parked"
-    NOTICE_UNUSABLE = "sisbajud.notice-unusable"
-    ALREADY_ACKNOWLEDGED = "sisbajud.already-acknowledged"
-    ACTOR_NOT_CREDENTIAL = "sisbajud.actor-not-credential"
-    OPERATOR_INVALID = "sisbajud.operator-invalid"
-
-
-SISBAJUD_HTTP_STATUS: dict[str, int] = {
-    SisbajudApiErrorCode.DECISION_NOT_OPEN: 409,
-    SisbajudApiErrorCode.SAME_ACTOR: 409,
-    SisbajudApiErrorCode.PROPOSAL_MISMATCH: 409,
-    SisbajudApiErrorCode.NOT_PARKED: 409,
-    SisbajudApiErrorCode.NOTICE_UNUSABLE: 409,
-    SisbajudApiErrorCode.ALREADY_ACKNOWLEDGED: 409,
-    SisbajudApiErrorCode.ACTOR_NOT_CREDENTIAL: 422,
-    SisbajudApiErrorCode.OPERATOR_INVALID: 401,
-}
-
-
-def sisbajud_error(code: SisbajudApiErrorCode, message: str) -> EsteiraError:
-    """An `EsteiraError` carrying a sisbajud code and its status."""
-    return EsteiraError(code, message, status=SISBAJUD_HTTP_STATUS[code])
 
 
 class Order(_Frozen):

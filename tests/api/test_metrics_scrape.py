@@ -17,8 +17,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from activities.pickup import metrics as pickup_metrics
 from activities.signer.health import profile_subject
 from activities.signer.health_reporter import finding_key
+from activities.signer.metrics import FOLDER_STATUS, PIPELINE_PAUSED
+from activities.sisbajud.metrics import ORPHANS_OPEN, OUTBOX_AGE, UNCERTAIN_WRITES
 from services.api import scrape_refresh
-from services.worker.domains import DomainWorker, polled_queues
+from services.worker.domains import polled_queues
 from services.worker.main import make_worker
 from shared.contracts.signer import task_queues
 from shared.db.models import Instance, PipelineState, utcnow
@@ -32,8 +34,7 @@ from shared.db.sisbajud_models import (
 )
 from shared.findings import record_finding
 from shared.instances import instance_id
-from shared.metrics_signer import FOLDER_STATUS, PIPELINE_PAUSED
-from shared.sisbajud_metrics import ORPHANS_OPEN, OUTBOX_AGE, UNCERTAIN_WRITES
+from shared.worker_shape import DomainWorker
 from workflows.signer.job import SigningJobWorkflow
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -175,8 +176,8 @@ async def test_standalone_api_serves_the_workers_gauges_from_the_store(api):
 # process on the same folder) serves a scrape: one series each, the store's value.
 _WORKER = """
 from activities.pickup import metrics
-from shared.metrics_signer import PIPELINE_PAUSED
-from shared.sisbajud_metrics import UNCERTAIN_WRITES
+from activities.signer.metrics import PIPELINE_PAUSED
+from activities.sisbajud.metrics import UNCERTAIN_WRITES
 PIPELINE_PAUSED.set(1)
 UNCERTAIN_WRITES.labels("INDETERMINATE").set(7)
 metrics.set_queue("ledger", pending=5, failed=3, oldest_seconds=999)

@@ -13,11 +13,11 @@ from temporalio import activity
 
 from services.api.app import create_app
 from services.status import print_status
-from services.worker.domains import DomainWorker
 from services.worker.main import make_worker
 from shared.contracts.signer import task_queues
 from shared.db.models import Instance, PipelineState, utcnow
 from shared.instances import instance_id
+from shared.worker_shape import DomainWorker
 from tests.api.conftest import make_context
 from tests.support.ports import free_ports
 from workflows.signer.job import SigningJobWorkflow

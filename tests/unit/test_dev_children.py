@@ -2,8 +2,8 @@
 
 import pytest
 
+from services.dev.lacuna_sim import lacuna_dev_env
 from services.dev.main import DevStartupError, _check_api_key_source, _service_specs
-from services.simulators.lacuna.dev import lacuna_dev_env
 from shared.settings import Settings
 
 STAND_INS = {"midaz-sim", "mensageria-sim", "turnstile-sim", "lacuna-sim", "smtp-sink"}

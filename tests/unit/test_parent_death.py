@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from activities.signer.worker import build as build_signer
 from services.bootstrap import bootstrap
-from services.worker.domains import WorkerDeps
-from services.worker.signer import build_signer
+from services.worker.main import worker_deps
 from shared.db.engine import create_engine, session_factory
 
 REPO = Path(__file__).resolve().parents[2]
@@ -78,7 +78,7 @@ def backend() -> str:
 async def test_the_workers_signing_pool_is_killed_with_the_worker(settings):
     engine = create_engine(settings.sqlalchemy_url)
     await bootstrap(settings)
-    deps = WorkerDeps(settings, session_factory(engine), "t", contextlib.AsyncExitStack())
+    deps = worker_deps(settings, session_factory(engine), "t", contextlib.AsyncExitStack())
     try:
         async with deps.resources:
             workers = await build_signer(deps)

@@ -14,13 +14,14 @@ with workflow.unsafe.imports_passed_through():
         DrainInput,
         DrainResult,
     )
+    from shared.contracts.pickup_names import DRAIN_WORKFLOW, drain_activity
 
 ROUND_TIMEOUT = timedelta(minutes=5)
 # Bounds history: after this many rounds the drain continues as new.
 MAX_ROUNDS = 200
 
 
-@workflow.defn(name="pickup-drain")
+@workflow.defn(name=DRAIN_WORKFLOW)
 class DrainWorkflow:
     """Rounds of delivery; idles a while for a `kick`, then ends (the next kick restarts it)."""
 
@@ -41,7 +42,7 @@ class DrainWorkflow:
         for _ in range(MAX_ROUNDS):
             self._kicked = False
             result = await workflow.execute_activity(
-                f"pickup-drain-{request.outbox}", batch, start_to_close_timeout=ROUND_TIMEOUT,
+                drain_activity(request.outbox), batch, start_to_close_timeout=ROUND_TIMEOUT,
                 retry_policy=retry, result_type=DrainResult)
             total = DrainResult(delivered=total.delivered + result.delivered,
                                 failed=total.failed + result.failed, remaining=result.remaining)

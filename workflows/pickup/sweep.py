@@ -9,6 +9,7 @@ from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from shared.contracts.pickup import RunSweepInput, SweepResult
+    from shared.contracts.pickup_names import SWEEP_WORKFLOW, sweep_activity
 
 # Sweeps page through the store in batches and heartbeat after each one.
 SWEEP_TIMEOUT = timedelta(minutes=30)
@@ -17,15 +18,15 @@ SWEEP_HEARTBEAT = timedelta(minutes=2)
 SWEEP_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), maximum_attempts=3)
 
 
-@workflow.defn(name="pickup-sweep")
+@workflow.defn(name=SWEEP_WORKFLOW)
 class SweepWorkflow:
-    """Runs `pickup-sweep-<sweep>` with the schedule's action time as `now`."""
+    """Runs `sweep_activity(sweep)` with the schedule's action time as `now`."""
 
     @workflow.run
     async def run(self, request: RunSweepInput) -> SweepResult:
         if request.now is None:
             request = request.model_copy(update={"now": workflow.now()})
         return await workflow.execute_activity(
-            f"pickup-sweep-{request.sweep}", request, start_to_close_timeout=SWEEP_TIMEOUT,
+            sweep_activity(request.sweep), request, start_to_close_timeout=SWEEP_TIMEOUT,
             heartbeat_timeout=SWEEP_HEARTBEAT, retry_policy=SWEEP_RETRY,
             result_type=SweepResult)

@@ -9,6 +9,7 @@ from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from shared.contracts.pickup import TimerInput, TimerResult
+    from shared.contracts.pickup_names import ENTITY_TIMER_WORKFLOW, FIRE_TIMER_ACTIVITY
 
 # One short CAS transaction, run as a local activity: no activity task round trip through the
 # server, which halves the work per fired timer when a dismissal peak fires thousands at once.
@@ -18,7 +19,7 @@ FIRE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1),
                          maximum_interval=timedelta(minutes=1))
 
 
-@workflow.defn(name="pickup-entity-timer")
+@workflow.defn(name=ENTITY_TIMER_WORKFLOW)
 class EntityTimerWorkflow:
     """Sleeps until the deadline, then applies the expiry if nobody moved the entity first."""
 
@@ -28,5 +29,5 @@ class EntityTimerWorkflow:
         if delay > 0:
             await workflow.sleep(delay)
         return await workflow.execute_local_activity(
-            "pickup-fire-timer", timer, start_to_close_timeout=FIRE_TIMEOUT,
+            FIRE_TIMER_ACTIVITY, timer, start_to_close_timeout=FIRE_TIMEOUT,
             retry_policy=FIRE_RETRY, result_type=TimerResult)

@@ -14,10 +14,17 @@ from temporalio.exceptions import ActivityError, is_cancelled_exception
 with workflow.unsafe.imports_passed_through():
     from shared.contracts.signer import JobResult, JobStatus
     from shared.contracts.signer_approvals import (
-        APPROVAL_DECIDED_SIGNAL,
         ApprovalJobInput,
         ApprovalStepResult,
         ApprovalTally,
+    )
+    from shared.contracts.signer_names import (
+        APPROVAL_CLEANUP_ACTIVITY,
+        APPROVAL_EXPIRE_ACTIVITY,
+        APPROVAL_NOTIFY_ACTIVITY,
+        APPROVAL_REJECT_ACTIVITY,
+        APPROVAL_RELEASE_ACTIVITY,
+        APPROVAL_TALLY_ACTIVITY,
     )
 
 # Approval steps are a few SQL writes and a file move; a minute is generous.
@@ -36,25 +43,28 @@ LOST_RACE_PAUSE = timedelta(seconds=1)
 RETALLY_EVERY = timedelta(minutes=5)
 
 
-class ApprovalWaiting:
-    """Mixin of the job workflow: holds a job until its approvers (or the clock) decide."""
+class ApprovalWait:
+    """The job workflow's approval state: holds a job until its approvers (or the clock) decide.
 
-    _approval_news = False
+    The workflow owns the signal and calls `decided()`; this object only keeps the flag.
+    """
 
-    @workflow.signal(name=APPROVAL_DECIDED_SIGNAL)
-    def approval_decided(self) -> None:
+    def __init__(self) -> None:
+        self.news = False
+
+    def decided(self) -> None:
         """A decision was recorded in the store; look at the tally again."""
-        self._approval_news = True
+        self.news = True
 
-    async def run_with_approval(self, job_id: str, held: JobResult,
-                                process: Callable[[], Awaitable[JobResult]]) -> JobResult:
+    async def run(self, job_id: str, held: JobResult,
+                  process: Callable[[], Awaitable[JobResult]]) -> JobResult:
         """Wait while the job is held; on quorum run `process` again (the common queue)."""
         result = held
         notify = None
         try:
             while result.status == JobStatus.AWAITING_APPROVAL:
                 notify = notify or workflow.start_activity(
-                    "signer-approval-notify", ApprovalJobInput(job_id=job_id),
+                    APPROVAL_NOTIFY_ACTIVITY, ApprovalJobInput(job_id=job_id),
                     start_to_close_timeout=NOTIFY_TIMEOUT, retry_policy=NOTIFY_RETRY)
                 ended = await self._await_decision(job_id)
                 if ended is not None:
@@ -65,7 +75,7 @@ class ApprovalWaiting:
             if not is_cancelled_exception(exc):
                 raise
             # An operator cancel: the staged copy goes to error/<job>/ (best effort).
-            await self._step("signer-approval-cleanup", job_id, ApprovalStepResult)
+            await self._step(APPROVAL_CLEANUP_ACTIVITY, job_id, ApprovalStepResult)
             raise
         finally:
             if notify is not None and not notify.done():
@@ -74,15 +84,15 @@ class ApprovalWaiting:
     async def _await_decision(self, job_id: str) -> JobResult | None:
         """None when released to the queue; the final result when the wait ended the job."""
         while True:
-            self._approval_news = False
-            tally = await self._step("signer-approval-tally", job_id, ApprovalTally)
+            self.news = False
+            tally = await self._step(APPROVAL_TALLY_ACTIVITY, job_id, ApprovalTally)
             if tally.job_status != JobStatus.AWAITING_APPROVAL:
                 status = JobStatus(tally.job_status) if tally.job_status else JobStatus.CANCELED
                 return JobResult(job_id=job_id, status=status, message="approval wait ended")
             if tally.rejected:
-                return await self._step("signer-approval-reject", job_id, JobResult)
+                return await self._step(APPROVAL_REJECT_ACTIVITY, job_id, JobResult)
             if tally.approvals >= tally.quorum:
-                if (await self._step("signer-approval-release", job_id,
+                if (await self._step(APPROVAL_RELEASE_ACTIVITY, job_id,
                                      ApprovalStepResult)).applied:
                     return None
                 await workflow.sleep(LOST_RACE_PAUSE)
@@ -92,7 +102,7 @@ class ApprovalWaiting:
                 # Wall clock from when the hold began (a pipeline pause doesn't stop it).
                 remaining = (tally.expires_at - workflow.now()).total_seconds()
                 if remaining <= 0:
-                    expired = await self._step("signer-approval-expire", job_id,
+                    expired = await self._step(APPROVAL_EXPIRE_ACTIVITY, job_id,
                                                ApprovalStepResult)
                     if expired.applied:
                         return JobResult(job_id=job_id, status=JobStatus.CANCELED,
@@ -103,7 +113,7 @@ class ApprovalWaiting:
             # On timeout the next tally finds the window closed (or a decision whose signal
             # was lost).
             with contextlib.suppress(TimeoutError):
-                await workflow.wait_condition(lambda: self._approval_news, timeout=timeout)
+                await workflow.wait_condition(lambda: self.news, timeout=timeout)
 
     @staticmethod
     async def _step(name: str, job_id: str, result_type: type):

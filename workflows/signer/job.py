@@ -12,8 +12,13 @@ from temporalio.exceptions import ActivityError, is_cancelled_exception
 with workflow.unsafe.imports_passed_through():
     from shared.contracts.search_attributes import JOB_STATUS, PROFILE
     from shared.contracts.signer import JobResult, JobStatus, ProcessJobInput, RunJobInput
+    from shared.contracts.signer_names import (
+        APPROVAL_DECIDED_SIGNAL,
+        JOB_WORKFLOW,
+        PROCESS_JOB_ACTIVITY,
+    )
 
-from workflows.signer.approval import ApprovalWaiting
+from workflows.signer.approval import ApprovalWait
 from workflows.signer.remote import await_signer
 from workflows.visibility import publish
 
@@ -25,16 +30,24 @@ PROCESS_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coeff
                             maximum_interval=timedelta(seconds=30), maximum_attempts=0)
 
 
-@workflow.defn(name="signer-job")
-class SigningJobWorkflow(ApprovalWaiting):
+@workflow.defn(name=JOB_WORKFLOW)
+class SigningJobWorkflow:
     """Runs the signing activity on the gated signing queue and returns how the job ended."""
+
+    def __init__(self) -> None:
+        self._approval = ApprovalWait()
+
+    @workflow.signal(name=APPROVAL_DECIDED_SIGNAL)
+    def approval_decided(self) -> None:
+        """A decision was recorded in the store; look at the tally again."""
+        self._approval.decided()
 
     @workflow.run
     async def run(self, request: RunJobInput) -> JobResult:
         try:
             result = self._seen(await self._process(request))
             if result.status == JobStatus.AWAITING_APPROVAL:
-                result = self._seen(await self.run_with_approval(
+                result = self._seen(await self._approval.run(
                     request.job_id, result, lambda: self._process(request)))
             if result.status == JobStatus.AWAITING_SIGNER:
                 return self._seen(await await_signer(request.job_id))
@@ -54,7 +67,7 @@ class SigningJobWorkflow(ApprovalWaiting):
     async def _process(self, request: RunJobInput) -> JobResult:
         """The signing activity (a released job runs it again, through the common queue)."""
         return await workflow.execute_activity(
-            "signer-process-job", ProcessJobInput(job_id=request.job_id),
+            PROCESS_JOB_ACTIVITY, ProcessJobInput(job_id=request.job_id),
             task_queue=request.signing_task_queue, start_to_close_timeout=PROCESS_TIMEOUT,
             # A worker killed mid-job is noticed this fast; the retry requeues or fails it.
             heartbeat_timeout=timedelta(seconds=request.heartbeat_timeout_seconds),

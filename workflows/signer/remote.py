@@ -13,7 +13,6 @@ from temporalio.exceptions import ActivityError, is_cancelled_exception
 with workflow.unsafe.imports_passed_through():
     from shared.contracts.signer import JobResult, JobStatus
     from shared.contracts.signer_lacuna import (
-        WEBHOOK_SIGNAL,
         CancelRemoteInput,
         CheckRemoteInput,
         FinishRemoteInput,
@@ -21,6 +20,12 @@ with workflow.unsafe.imports_passed_through():
         RemoteState,
         RemoteStatus,
         SignerWebhook,
+    )
+    from shared.contracts.signer_names import (
+        LACUNA_CANCEL_REMOTE_ACTIVITY,
+        LACUNA_CHECK_ACTIVITY,
+        LACUNA_FINISH_ACTIVITY,
+        WEBHOOK_SIGNAL,
     )
 
 # One status read is a single HTTP call, cut by Signer:RequestTimeoutSeconds well before this.
@@ -60,7 +65,7 @@ async def await_signer(job_id: str, document_id: str | None = None) -> JobResult
             wake.pending = False
             waited = (workflow.now() - started).total_seconds()
             status = await workflow.execute_activity(
-                "signer-lacuna-check", CheckRemoteInput(job_id=job_id, waited_seconds=waited),
+                LACUNA_CHECK_ACTIVITY, CheckRemoteInput(job_id=job_id, waited_seconds=waited),
                 start_to_close_timeout=CHECK_TIMEOUT, retry_policy=CHECK_RETRY,
                 result_type=RemoteStatus)
             document_id = status.document_id or document_id
@@ -93,7 +98,8 @@ async def await_signer(job_id: str, document_id: str | None = None) -> JobResult
 
 async def _cancel_remote(job_id: str, document_id: str | None) -> None:
     await workflow.execute_activity(
-        "signer-lacuna-cancel-remote", CancelRemoteInput(job_id=job_id, document_id=document_id),
+        LACUNA_CANCEL_REMOTE_ACTIVITY,
+        CancelRemoteInput(job_id=job_id, document_id=document_id),
         start_to_close_timeout=CHECK_TIMEOUT, retry_policy=CANCEL_RETRY)
 
 
@@ -108,5 +114,5 @@ def _failure(job_id: str, status: RemoteStatus) -> FinishRemoteInput:
 
 async def _finish(request: FinishRemoteInput) -> JobResult:
     return await workflow.execute_activity(
-        "signer-lacuna-finish", request, start_to_close_timeout=FINISH_TIMEOUT,
+        LACUNA_FINISH_ACTIVITY, request, start_to_close_timeout=FINISH_TIMEOUT,
         heartbeat_timeout=FINISH_HEARTBEAT, retry_policy=CHECK_RETRY, result_type=JobResult)

@@ -11,23 +11,18 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from activities.sisbajud.tick import TickActivities
     from shared.contracts.sisbajud import (
-        TICK_WORKFLOW,
         StageName,
         StageResult,
         TickInput,
         TickResult,
     )
+    from shared.contracts.sisbajud_names import TICK_WORKFLOW, stage_task_queue
 
 STAGE_TIMEOUT = timedelta(minutes=2)
 # Runs recorded before the stages had their own queue keep scheduling them on the tick's.
 STAGE_QUEUE_PATCH = "sisbajud-tick-stage-queue"
 # A stage that keeps failing is left for the next cycle, which comes soon anyway.
 STAGE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=2)
-
-
-def stage_task_queue(task_queue: str) -> str:
-    """The queue the tick's stage activities are polled on, beside the orders' queue."""
-    return f"{task_queue}-stages"
 
 
 @workflow.defn(name=TICK_WORKFLOW)

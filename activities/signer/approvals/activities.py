@@ -14,10 +14,19 @@ from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree
 from shared.contracts.signer import JobResult, JobStatus
 from shared.contracts.signer_approvals import (
+    ApprovalErrorCode,
     ApprovalJobInput,
     ApprovalState,
     ApprovalStepResult,
     ApprovalTally,
+)
+from shared.contracts.signer_names import (
+    APPROVAL_CLEANUP_ACTIVITY,
+    APPROVAL_EXPIRE_ACTIVITY,
+    APPROVAL_NOTIFY_ACTIVITY,
+    APPROVAL_REJECT_ACTIVITY,
+    APPROVAL_RELEASE_ACTIVITY,
+    APPROVAL_TALLY_ACTIVITY,
 )
 from shared.db.models import OperationalEvent
 
@@ -39,26 +48,26 @@ class ApprovalActivities:
         """Every activity of this class, for a worker's registration."""
         return [self.tally, self.release, self.reject, self.expire, self.cleanup, self.notify]
 
-    @activity.defn(name="signer-approval-tally")
+    @activity.defn(name=APPROVAL_TALLY_ACTIVITY)
     async def tally(self, request: ApprovalJobInput) -> ApprovalTally:
         """The job's status and its decisions so far."""
         return await self.store.tally(request.job_id)
 
-    @activity.defn(name="signer-approval-release")
+    @activity.defn(name=APPROVAL_RELEASE_ACTIVITY)
     async def release(self, request: ApprovalJobInput) -> ApprovalStepResult:
         """Quorum reached: back to Queued, to be claimed like any job."""
         applied = await self.store.release(request.job_id)
         return ApprovalStepResult(applied=applied,
                                   job_status=JobStatus.QUEUED.value if applied else None)
 
-    @activity.defn(name="signer-approval-reject")
+    @activity.defn(name=APPROVAL_REJECT_ACTIVITY)
     async def reject(self, request: ApprovalJobInput) -> JobResult:
         """A veto: Canceled, the file returned as `.reject` (or parked in error/)."""
         return await veto(self.store, self.repository, self.storage, request.job_id,
                           held_in=JobStatus.AWAITING_APPROVAL,
                           encryption_key=self.encryption_key)
 
-    @activity.defn(name="signer-approval-expire")
+    @activity.defn(name=APPROVAL_EXPIRE_ACTIVITY)
     async def expire(self, request: ApprovalJobInput) -> ApprovalStepResult:
         """Past `ExpiresAfter`: Canceled, staged copy to error/, `ApprovalExpired`."""
         job_id = request.job_id
@@ -77,7 +86,7 @@ class ApprovalActivities:
             await self._park(job_id)
         return ApprovalStepResult(applied=ended, message=EXPIRED_MESSAGE)
 
-    @activity.defn(name="signer-approval-cleanup")
+    @activity.defn(name=APPROVAL_CLEANUP_ACTIVITY)
     async def cleanup(self, request: ApprovalJobInput) -> ApprovalStepResult:
         """After an operator cancel: the approval ends and the staged copy goes to error/."""
         job = await self.repository.get(request.job_id)
@@ -88,13 +97,13 @@ class ApprovalActivities:
         await self._park(job.id)
         return ApprovalStepResult(applied=True, job_status=job.status)
 
-    @activity.defn(name="signer-approval-notify")
+    @activity.defn(name=APPROVAL_NOTIFY_ACTIVITY)
     async def notify(self, request: ApprovalJobInput) -> int:
         """Send the job's pending approval e-mails; a failure retries (the outbox keeps them)."""
         sent, failed = await self.drain.drain(request.job_id)
         if failed:
             raise ApplicationError(f"{failed} approval e-mail(s) not sent yet",
-                                   type="approval.notify-failed")
+                                   type=ApprovalErrorCode.NOTIFY_FAILED)
         return sent
 
     async def _park(self, job_id: str) -> None:

@@ -15,12 +15,9 @@ from temporalio.client import Client
 from activities.signer.approvals.store import move_approval
 from activities.signer.approvals.tokens import hashes_match, mask_email, token_hash
 from shared.contracts.signer import job_workflow_id
-from shared.contracts.signer_approvals import (
-    APPROVAL_DECIDED_SIGNAL,
-    ApprovalErrorCode,
-    ApprovalState,
-    Decision,
-)
+from shared.contracts.signer_approvals import ApprovalErrorCode, ApprovalState, Decision
+from shared.contracts.signer_errors import signer_error
+from shared.contracts.signer_names import APPROVAL_DECIDED_SIGNAL
 from shared.db.models import OperationalEvent, as_utc
 from shared.db.signer_approval_models import ApprovalDecision, ApproverToken, JobApproval
 from shared.db.signer_models import Job, JobHistory
@@ -29,13 +26,11 @@ from shared.errors import EsteiraError
 log = logging.getLogger("esteira.signer.approvals")
 # A decision counts while the job waits, and after a release until the signature is sealed.
 OPEN_STATES = (ApprovalState.WAITING, ApprovalState.RELEASED)
-STATUS = {ApprovalErrorCode.INVALID_TOKEN: 401, ApprovalErrorCode.FORBIDDEN: 403,
-          ApprovalErrorCode.ALREADY_DECIDED: 409, ApprovalErrorCode.NOT_AWAITING: 409}
 
 
 def refuse(code: ApprovalErrorCode, message: str) -> EsteiraError:
-    """An EsteiraError with the status this approval code maps to."""
-    return EsteiraError(code, message, status=STATUS.get(code, 409))
+    """An EsteiraError refused as the signer's error table says for this approval code."""
+    return signer_error(code, message)
 
 
 @dataclass(frozen=True)

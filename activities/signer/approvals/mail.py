@@ -8,6 +8,7 @@ import smtplib
 from dataclasses import dataclass
 from datetime import datetime
 from email.message import EmailMessage
+from urllib.parse import quote
 
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import async_sessionmaker
@@ -26,8 +27,6 @@ def approval_request(*, job: Job, approver: str, quorum: int, approvers: int, sh
                      expires_at: datetime | None, base_url: str, token: str
                      ) -> tuple[str, str]:
     """Subject and body of the e-mail asking one approver to decide on one job."""
-    url = f"{base_url}/api/approvals/{job.id}"
-    auth = f'-H "Authorization: Bearer {token}"'
     lines = [
         f"{approver},",
         "",
@@ -38,12 +37,15 @@ def approval_request(*, job: Job, approver: str, quorum: int, approvers: int, sh
     ]
     if expires_at is not None:
         lines.append(f"The request expires at {expires_at:%Y-%m-%d %H:%M} UTC.")
-    lines += ["", "See the request:", f"  curl {auth} {url}", "Approve:",
-              f"  curl -X POST {auth} {url}/approve", "Reject (a reason is required):",
-              f"  curl -X POST {auth} -H 'Content-Type: application/json' "
-              f"-d '{{\"reason\": \"...\"}}' {url}/reject", "",
-              "This credential is yours alone and works only for this job."]
+    lines += ["", "See the file and approve or reject it (a rejection needs a reason):",
+              f"  {approval_link(base_url, job.id, token)}", "",
+              "This link is yours alone and works only for this job: don't forward it."]
     return f"Approval needed: {job.file_name} (job {job.id})", "\n".join(lines) + "\n"
+
+
+def approval_link(base_url: str, job_id: str, token: str) -> str:
+    """The approver's page; the token rides in the fragment, which browsers never send."""
+    return f"{base_url.rstrip('/')}/approve/{quote(job_id, safe='')}#{token}"
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from temporalio import activity
 
+from activities.signer.job_steps import JobFailed
 from activities.signer.lacuna.client import LacunaClient, SignerRefused, SignerUnavailable
-from activities.signer.pipeline import JobFailed, SigningActivities, _heartbeat_forever
+from activities.signer.pipeline import SigningActivities
 from activities.signer.profiles import output_name
 from activities.signer.storage import Fingerprint
 from shared.contracts.signer import JobResult, JobStatus, SignatureFormat
@@ -22,6 +23,12 @@ from shared.contracts.signer_lacuna import (
     RemoteState,
     RemoteStatus,
 )
+from shared.contracts.signer_names import (
+    LACUNA_CANCEL_REMOTE_ACTIVITY,
+    LACUNA_CHECK_ACTIVITY,
+    LACUNA_FINISH_ACTIVITY,
+)
+from shared.heartbeat import heartbeat_forever
 from shared.logs import props
 from shared.settings import SignerSettings
 
@@ -40,7 +47,7 @@ class AwaitingSignerActivities:
         self.client = client
         self.settings = settings
 
-    @activity.defn(name="signer-lacuna-check")
+    @activity.defn(name=LACUNA_CHECK_ACTIVITY)
     async def check(self, request: CheckRemoteInput) -> RemoteStatus:
         """Where the job's document stands; an unreachable Signer reads as still waiting."""
         job = await self.pipeline.repository.get(request.job_id)
@@ -68,7 +75,7 @@ class AwaitingSignerActivities:
         return RemoteStatus(state=state, document_id=document_id, remote_status=status,
                             **timing)
 
-    @activity.defn(name="signer-lacuna-finish")
+    @activity.defn(name=LACUNA_FINISH_ACTIVITY)
     async def finish(self, request: FinishRemoteInput) -> JobResult:
         """Fail the job with the remote outcome, or download and run the shared tail."""
         pipeline = self.pipeline
@@ -77,13 +84,13 @@ class AwaitingSignerActivities:
             status = JobStatus(job.status) if job else JobStatus.CANCELED
             return JobResult(job_id=request.job_id, status=status, message="not awaiting")
         if request.failure_code:
-            return await pipeline._fail(job, request.failure_code,
+            return await pipeline.fail(job, request.failure_code,
                                         request.failure_message or request.failure_code)
-        heartbeat = asyncio.create_task(_heartbeat_forever())
+        heartbeat = asyncio.create_task(heartbeat_forever())
         try:
             return await self._download_and_seal(job)
         except JobFailed as failure:
-            return await pipeline._fail(job, failure.code, failure.message)
+            return await pipeline.fail(job, failure.code, failure.message)
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -91,7 +98,7 @@ class AwaitingSignerActivities:
 
     async def _download_and_seal(self, job) -> JobResult:
         pipeline = self.pipeline
-        profile = await pipeline._profile(job)
+        profile = await pipeline.profile(job)
         staged = pipeline.storage.staging_dir(job.id) / Path(job.file_name).name
         artifact = staged.with_name(output_name(SignatureFormat(job.format), job.file_name,
                                                 encrypted=profile.encrypt))
@@ -104,13 +111,13 @@ class AwaitingSignerActivities:
                             f"Could not download the signed document: {exc}") from None
         await asyncio.to_thread(artifact.write_bytes, data)
         if job.status == JobStatus.AWAITING_SIGNER:
-            await pipeline._transition(job, JobStatus.AWAITING_SIGNER, JobStatus.VERIFYING,
+            await pipeline.transition(job, JobStatus.AWAITING_SIGNER, JobStatus.VERIFYING,
                                        f"Concluded on the Lacuna Signer; downloaded "
                                        f"{len(data)} bytes, verifying.")
         fingerprint = Fingerprint(job.input_size or 0, job.input_sha256 or "")
         return await pipeline.seal_and_promote(job, profile, staged, artifact, fingerprint)
 
-    @activity.defn(name="signer-lacuna-cancel-remote")
+    @activity.defn(name=LACUNA_CANCEL_REMOTE_ACTIVITY)
     async def cancel_remote(self, request: CancelRemoteInput) -> None:
         """After the local Canceled (or a clear), cancel the document; failures only logged."""
         job = await self.pipeline.repository.get(request.job_id)

@@ -13,9 +13,10 @@ from sqlmodel import select
 from activities.signer.enqueue import Enqueuer
 from activities.signer.lacuna.client import LacunaClient, SignerRefused, SignerUnavailable
 from activities.signer.lacuna.methods import holder_cpf
+from activities.signer.operator.errors import refuse
 from activities.signer.profiles import format_for
-from activities.signer.repository import JobRepository, new_job_id
-from shared.contracts.signer import JobSource, JobStatus
+from activities.signer.repository import AlreadyActiveError, JobRepository, new_job_id
+from shared.contracts.signer import JobSource, JobStatus, SignerErrorCode
 from shared.contracts.signer_lacuna import ProfileMethod, signer_folder_path
 from shared.db.models import utcnow
 from shared.db.signer_lacuna_models import SignerFolderRegistry, SignerFolderScan
@@ -152,10 +153,6 @@ async def run_scans(scanner: SignerFolderScanner, stop: asyncio.Event, every: fl
 
 async def retry_signer_folder_job(repository: JobRepository, enqueuer: Enqueuer, job: Job) -> str:
     """A new Queued job for the same (document, flow action); it re-reads the document."""
-    from activities.signer.operator.errors import refuse
-    from activities.signer.repository import AlreadyActiveError
-    from shared.contracts.signer import SignerErrorCode
-
     if job.status not in (JobStatus.FAILED, JobStatus.CANCELED):
         raise refuse(SignerErrorCode.JOB_NOT_FAILED,
                      f"Job {job.id} is {job.status}; a Signer-folder job is retried from "

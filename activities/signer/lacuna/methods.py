@@ -6,22 +6,21 @@ import asyncio
 import contextlib
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from activities.signer import engine
+from activities.signer.job_steps import JobFailed, JobSteps
 from activities.signer.lacuna.client import LacunaClient, SignerRefused, SignerUnavailable
 from activities.signer.lacuna.cpf import cpf_of
 from activities.signer.lacuna.dispatches import DispatchLog, document_name
 from activities.signer.profiles import certificate_spec
-from shared.contracts.signer import JobResult, JobStatus, SignatureFormat
+from shared.contracts.signer import JobResult, JobStatus, SignatureFormat, SignerErrorCode
 from shared.contracts.signer_lacuna import LacunaErrorCode
 from shared.db.models import utcnow
 from shared.db.signer_lacuna_models import SignerDispatch
 from shared.db.signer_models import Job, SigningProfile
+from shared.heartbeat import heartbeat_forever
 from shared.logs import props
-
-if TYPE_CHECKING:
-    from activities.signer.pipeline import SigningActivities
 
 log = logging.getLogger("esteira.signer.lacuna")
 CONTENT_TYPES = {SignatureFormat.PADES: "application/pdf", SignatureFormat.XADES: "text/xml"}
@@ -66,60 +65,57 @@ class RemoteMethods:
     def __init__(self, client: LacunaClient) -> None:
         self.client = client
 
-    async def dispatch(self, pipeline: SigningActivities, job: Job, profile: SigningProfile,
+    async def dispatch(self, steps: JobSteps, job: Job, profile: SigningProfile,
                        staged: Path) -> JobResult:
         """Upload + create the document, then Processing -> AwaitingSigner (slot freed)."""
-        from activities.signer.pipeline import JobFailed
-
         if not profile.signer_flow:
-            raise JobFailed("profile.invalid", f"Profile {profile.name} has no Signer flow.")
-        dispatches = DispatchLog(pipeline.repository.sessions)
+            raise JobFailed(SignerErrorCode.PROFILE_INVALID,
+                            f"Profile {profile.name} has no Signer flow.")
+        dispatches = DispatchLog(steps.repository.sessions)
         # The checkpoint precedes every remote call: a worker lost past it resumes the dispatch
         # by asking the Signer (resume_dispatch); it never fails it nor creates a second one.
         checkpoint, fresh = await dispatches.start(job.id,
                                                    document_name(job.file_name, job.id))
-        await pipeline.repository.note(job.id, "Dispatching to the Lacuna Signer.",
+        await steps.repository.note(job.id, "Dispatching to the Lacuna Signer.",
                                        signing_started_at=utcnow())
-        return await self._dispatch(pipeline, job, profile, staged, checkpoint, dispatches,
+        return await self._dispatch(steps, job, profile, staged, checkpoint, dispatches,
                                     fresh=fresh)
 
-    async def resume_dispatch(self, pipeline: SigningActivities, job: Job,
+    async def resume_dispatch(self, steps: JobSteps, job: Job,
                               checkpoint: SignerDispatch) -> JobResult:
         """A worker lost mid-dispatch: adopt the Signer's document, else dispatch again.
 
         An unreachable Signer raises SignerUnavailable: the activity retries until it answers.
         """
-        from activities.signer.pipeline import JobFailed, _heartbeat_forever
-
         # Runs before the pipeline's own heartbeat starts; an upload may take a while.
-        heartbeat = asyncio.create_task(_heartbeat_forever())
+        heartbeat = asyncio.create_task(heartbeat_forever())
         try:
-            profile = await pipeline._profile(job)
-            staged = pipeline.storage.staging_dir(job.id) / Path(job.file_name).name
-            return await self._dispatch(pipeline, job, profile, staged, checkpoint,
-                                        DispatchLog(pipeline.repository.sessions))
+            profile = await steps.profile(job)
+            staged = steps.storage.staging_dir(job.id) / Path(job.file_name).name
+            return await self._dispatch(steps, job, profile, staged, checkpoint,
+                                        DispatchLog(steps.repository.sessions))
         except JobFailed as failure:
-            return await pipeline._fail(job, failure.code, failure.message)
+            return await steps.fail(job, failure.code, failure.message)
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
 
-    async def _dispatch(self, pipeline: SigningActivities, job: Job, profile: SigningProfile,
+    async def _dispatch(self, steps: JobSteps, job: Job, profile: SigningProfile,
                         staged: Path, checkpoint: SignerDispatch,
                         dispatches: DispatchLog, *, fresh: bool = False) -> JobResult:
-        document_id, message = await self._existing(pipeline, job, checkpoint, fresh=fresh)
+        document_id, message = await self._existing(steps, job, checkpoint, fresh=fresh)
         if document_id is None:
             document_id = await self._create(job, profile, staged, checkpoint, dispatches)
             message = f"Dispatched to the Lacuna Signer as document {document_id}."
         elif checkpoint.document_id != document_id:
             await dispatches.record(job.id, document_id=document_id)
-        if not await pipeline.repository.transition(job.id, [JobStatus.PROCESSING],
+        if not await steps.repository.transition(job.id, [JobStatus.PROCESSING],
                                                     JobStatus.AWAITING_SIGNER, message,
                                                     remote_document_id=document_id):
             # A worker thought lost but only slow got there first (or the job was cleared):
             # never fail a job the remote side may hold; the workflow follows the row.
-            current = await pipeline.repository.get(job.id)
+            current = await steps.repository.get(job.id)
             status = JobStatus(current.status) if current else JobStatus.CANCELED
             return JobResult(job_id=job.id, status=status, message="dispatched elsewhere")
         await dispatches.forget(job.id)
@@ -128,7 +124,7 @@ class RemoteMethods:
         return JobResult(job_id=job.id, status=JobStatus.AWAITING_SIGNER,
                          message=document_id)
 
-    async def _existing(self, pipeline: SigningActivities, job: Job,
+    async def _existing(self, steps: JobSteps, job: Job,
                         checkpoint: SignerDispatch, *,
                         fresh: bool) -> tuple[str | None, str]:
         """A document this job (or, still live, one its retried ancestors) already has."""
@@ -148,7 +144,7 @@ class RemoteMethods:
         for _ in range(ANCESTOR_DEPTH):
             if ancestor.parent_job_id is None:
                 break
-            ancestor = await pipeline.repository.get(ancestor.parent_job_id)
+            ancestor = await steps.repository.get(ancestor.parent_job_id)
             if ancestor is None or ancestor.remote_flow_action_id is not None:
                 break
             live = await self._live_document(ancestor)
@@ -178,8 +174,6 @@ class RemoteMethods:
                       checkpoint: SignerDispatch, dispatches: DispatchLog) -> str:
         """Upload (or reuse the checkpoint's upload) and create the document; its id is stored
         before anything else happens."""
-        from activities.signer.pipeline import JobFailed
-
         upload_id = checkpoint.upload_id
         for attempt in range(2):
             if upload_id is None:
@@ -206,8 +200,6 @@ class RemoteMethods:
 
     async def _upload(self, job: Job, staged: Path) -> str:
         """Upload the staged copy; failing here is safe: no document exists for this job."""
-        from activities.signer.pipeline import JobFailed
-
         try:
             data = await asyncio.to_thread(staged.read_bytes)
         except FileNotFoundError:
@@ -220,21 +212,20 @@ class RemoteMethods:
             raise JobFailed(LacunaErrorCode.DISPATCH_FAILED,
                             f"Could not dispatch to the Lacuna Signer: {exc}") from None
 
-    async def sign_folder_document(self, pipeline: SigningActivities, job: Job,
+    async def sign_folder_document(self, steps: JobSteps, job: Job,
                                    profile: SigningProfile) -> JobResult:
         """Re-read the document; sign only while the holder's action is still pending."""
-        from activities.signer.pipeline import JobFailed
-
         if job.remote_document_id is None or job.remote_flow_action_id is None:
-            raise JobFailed("profile.invalid", f"Profile {profile.name} signs documents of a "
-                            "Signer folder, not files; route files to another profile.")
+            raise JobFailed(SignerErrorCode.PROFILE_INVALID,
+                            f"Profile {profile.name} signs documents of a Signer folder, not "
+                            "files; route files to another profile.")
         document_id, action_id = job.remote_document_id, job.remote_flow_action_id
         cpf = await asyncio.to_thread(holder_cpf, profile)
         document = await self._read(document_id)
         why = holder_action(document, action_id, cpf)
         if why is not None:
-            return await self._cancel_moved_on(pipeline, job, why)
-        staged_dir = pipeline.storage.staging_dir(job.id)
+            return await self._cancel_moved_on(steps, job, why)
+        staged_dir = steps.storage.staging_dir(job.id)
         staged = staged_dir / Path(job.file_name).name
         artifact = staged_dir / f"signed-{Path(job.file_name).name}"
         try:
@@ -243,14 +234,14 @@ class RemoteMethods:
             raise JobFailed(LacunaErrorCode.DOWNLOAD_FAILED, f"Could not download: {exc}") \
                 from None
         await asyncio.to_thread(_write, staged, data)
-        await pipeline.repository.note(job.id, "Signing the Signer document's current version.",
+        await steps.repository.note(job.id, "Signing the Signer document's current version.",
                                        signing_started_at=utcnow())
-        await pipeline._in_pool(engine.sign, engine.SignRequest(
+        await steps.in_pool(engine.sign, engine.SignRequest(
             certificate=certificate_spec(profile), fmt=SignatureFormat(job.format),
             staged=str(staged), artifact=str(artifact), policy=profile.policy))
-        await pipeline._transition(job, JobStatus.PROCESSING, JobStatus.VERIFYING,
+        await steps.transition(job, JobStatus.PROCESSING, JobStatus.VERIFYING,
                                    "Signed; verifying, then handing it to the Signer.")
-        await pipeline._in_pool(engine.verify_and_seal, engine.VerifyRequest(
+        await steps.in_pool(engine.verify_and_seal, engine.VerifyRequest(
             fmt=SignatureFormat(job.format), staged=str(staged), artifact=str(artifact),
             trust_roots=tuple(profile.trust_roots), validate_chain=profile.validate_certificate,
             skip=not profile.verify, policy=profile.policy))
@@ -262,34 +253,32 @@ class RemoteMethods:
         except (SignerUnavailable, SignerRefused) as exc:
             raise JobFailed(LacunaErrorCode.FOLDER_UPLOAD_FAILED,
                             f"The Signer did not take the signature: {exc}") from None
-        await pipeline._transition(job, JobStatus.VERIFYING, JobStatus.COMPLETED,
+        await steps.transition(job, JobStatus.VERIFYING, JobStatus.COMPLETED,
                                    "Completed: signature handed to the Lacuna Signer.",
                                    completed_at=utcnow())
-        await asyncio.to_thread(pipeline.storage.remove_staging, job.id)
+        await asyncio.to_thread(steps.storage.remove_staging, job.id)
         return JobResult(job_id=job.id, status=JobStatus.COMPLETED)
 
-    async def after_interrupt(self, pipeline: SigningActivities, job: Job) -> JobResult:
+    async def after_interrupt(self, steps: JobSteps, job: Job) -> JobResult:
         """A lost worker past the signing call: the Signer's answer completes, cancels or fails."""
         document = await self._read(job.remote_document_id or "")
         action = next((a for a in document.get("flowActions") or []
                        if a.get("id") == job.remote_flow_action_id), None)
         expected = [JobStatus.PROCESSING, JobStatus.VERIFYING]
         if action is not None and action.get("status") == "Completed":
-            await pipeline.repository.transition(
+            await steps.repository.transition(
                 job.id, expected, JobStatus.COMPLETED,
                 "Completed: the Signer shows the holder's action done.", completed_at=utcnow())
             return JobResult(job_id=job.id, status=JobStatus.COMPLETED)
         if action is None or action.get("status") != "Pending" \
                 or document.get("status") != "Pending":
-            return await self._cancel_moved_on(pipeline, job, "the document moved on",
+            return await self._cancel_moved_on(steps, job, "the document moved on",
                                                expected=expected)
-        return await pipeline._fail(job, LacunaErrorCode.FOLDER_INTERRUPTED,
+        return await steps.fail(job, LacunaErrorCode.FOLDER_INTERRUPTED,
                                     "Worker lost after the signing call; the Signer still shows "
                                     "the action pending (never signed twice automatically).")
 
     async def _read(self, document_id: str) -> dict[str, Any]:
-        from activities.signer.pipeline import JobFailed
-
         try:
             return await self.client.document(document_id)
         except SignerRefused as exc:
@@ -299,10 +288,10 @@ class RemoteMethods:
         # SignerUnavailable propagates: the activity retries until the Signer answers.
 
     @staticmethod
-    async def _cancel_moved_on(pipeline: SigningActivities, job: Job, why: str, *,
+    async def _cancel_moved_on(steps: JobSteps, job: Job, why: str, *,
                                expected: list[JobStatus] | None = None) -> JobResult:
         message = f"Canceled: {why} before this host signed it."
-        await pipeline.repository.transition(
+        await steps.repository.transition(
             job.id, expected or [JobStatus.PROCESSING], JobStatus.CANCELED, message,
             code=LacunaErrorCode.FOLDER_MOVED_ON, completed_at=utcnow())
         log.info("Signer-folder job %s canceled: %s", job.id, why, extra=props(JobId=job.id))

@@ -9,9 +9,11 @@ from pathlib import Path
 from temporalio.client import Client
 
 from activities.signer.enqueue import Enqueuer, Outcome
+from activities.signer.lacuna.discovery import retry_signer_folder_job
 from activities.signer.operator.errors import refuse
 from activities.signer.repository import JobRepository
 from shared.contracts.signer import JobSource, JobStatus, SignerErrorCode, job_workflow_id
+from shared.contracts.signer_approvals import ApprovalErrorCode
 from shared.db.models import utcnow
 from shared.db.signer_models import Job
 
@@ -46,12 +48,10 @@ async def retry_job(repository: JobRepository, enqueuer: Enqueuer, job_id: str) 
         raise refuse(SignerErrorCode.JOB_NOT_FOUND, f"No job with id {job_id}.")
     if job.remote_flow_action_id is not None:
         # A Signer-folder job has no file; it is retried from Failed or Canceled.
-        from activities.signer.lacuna.discovery import retry_signer_folder_job
-
         return await retry_signer_folder_job(repository, enqueuer, job)
     if job.status != JobStatus.FAILED:
         raise refuse(SignerErrorCode.JOB_NOT_FAILED, f"Job {job_id} is {job.status}, not Failed.")
-    if job.error_code == "approval.rejected":
+    if job.error_code == ApprovalErrorCode.REJECTED:
         raise refuse(SignerErrorCode.JOB_REJECTED_NOT_RETRIABLE,
                      "An approver rejected this file after a worker claimed it; fix the file "
                      "and send it again.")

@@ -82,6 +82,13 @@ async def job_detail(sessions: async_sessionmaker[AsyncSession], job_id: str) ->
     return JobDetail(job, history, children)
 
 
+async def status_counts(sessions: async_sessionmaker[AsyncSession]) -> dict[str, int]:
+    """How many jobs are in each status (statuses with none are absent)."""
+    async with sessions() as session:
+        return dict((await session.exec(select(Job.status, func.count())
+                                        .group_by(Job.status))).all())
+
+
 def _encode(job: Job) -> str:
     raw = f"{as_utc(job.created_at).isoformat()}|{job.id}"
     return base64.urlsafe_b64encode(raw.encode()).decode()

@@ -10,11 +10,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.metrics import PIPELINE_PAUSED
 from activities.signer.operator.errors import refuse
 from shared.contracts.signer import SignerErrorCode
 from shared.db.models import OperationalEvent, PipelineState, utcnow
 from shared.db.pipeline import read_pipeline_state
-from shared.metrics_signer import PIPELINE_PAUSED
 
 
 @dataclass(frozen=True)

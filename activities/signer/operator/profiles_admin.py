@@ -25,6 +25,20 @@ EDITABLE = {"format", "verify", "validate_certificate", "encrypt", "enabled", "i
             "method", "signer_flow", "signer_folder_id"}
 
 
+async def list_profiles(sessions: async_sessionmaker[AsyncSession]) -> list[SigningProfile]:
+    """Every signing profile, by name."""
+    async with sessions() as session:
+        return list((await session.exec(
+            select(SigningProfile).order_by(SigningProfile.name))).all())
+
+
+async def get_profile(sessions: async_sessionmaker[AsyncSession],
+                      name: str) -> SigningProfile | None:
+    """One profile by name (None when there is none)."""
+    async with sessions() as session:
+        return await session.get(SigningProfile, name)
+
+
 async def create_profile(sessions: async_sessionmaker[AsyncSession], settings: Settings,
                          data: dict[str, Any], *, actor: str) -> SigningProfile:
     """A new profile; its folder must be configured here and free."""

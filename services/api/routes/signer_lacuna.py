@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict
-from sqlmodel import select
 
-from services.api.context import ApiContext
+from activities.signer.operator.lacuna_webhook import wake_waiting_jobs
+from services.api.context import ContextDep
 from shared.auth import keys_match
-from shared.contracts.signer import JobStatus, job_workflow_id
-from shared.contracts.signer_lacuna import WEBHOOK_SIGNAL, SignerWebhook
-from shared.db.signer_models import Job
 from shared.errors import ErrorCode, EsteiraError
 
 router = APIRouter(prefix="/api/signer/lacuna", tags=["signer"])
@@ -41,25 +37,13 @@ class WebhookBody(BaseModel):
 
 
 @router.post("/webhook/{token}")
-async def signer_webhook(token: str, body: WebhookBody, request: Request) -> dict:
+async def signer_webhook(token: str, body: WebhookBody, ctx: ContextDep) -> dict:
     """Signal every AwaitingSigner job of the document; unknown documents are acknowledged."""
-    ctx: ApiContext = request.app.state.context
     expected = ctx.settings.signer.webhook_token
     if expected is None or not keys_match(token, expected.get_secret_value()):
         raise EsteiraError(ErrorCode.AUTH_INVALID_KEY, "The webhook token is not valid.")
-    async with ctx.sessions() as session:
-        job_ids = (await session.exec(select(Job.id).where(
-            Job.remote_document_id == body.data.documentId,
-            Job.status == JobStatus.AWAITING_SIGNER.value))).all()
-    client = await ctx.temporal()
-    signaled = 0
-    for job_id in job_ids:
-        # A workflow that already ended has nothing to wake; the poll covers a lost signal.
-        with contextlib.suppress(Exception):
-            await client.get_workflow_handle(job_workflow_id(job_id)).signal(
-                WEBHOOK_SIGNAL, SignerWebhook(event_type=body.type,
-                                              document_id=body.data.documentId))
-            signaled += 1
+    signaled = await wake_waiting_jobs(ctx.sessions, await ctx.temporal(),
+                                       event_type=body.type, document_id=body.data.documentId)
     log.info("Signer webhook %s for document %s woke %s job(s)", body.type,
              body.data.documentId, signaled)
     return {"signaled": signaled}

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from fastapi import Request
+from typing import Annotated
 
+from fastapi import Depends, Request
+
+from services.api.context import ContextDep
 from services.operator_credentials import API_KEY_ACTOR, basic_operator
 
 
-def credential_actor(request: Request) -> str:
+def credential_actor(request: Request, context: ContextDep) -> str:
     """`operator:<name>` for a dashboard account (its session, or HTTP Basic with its password
     next to the API key), else the credential that let the call in (`api-key`)."""
     header = request.headers.get("Authorization")
     if header is None:
         return getattr(request.state, "actor", None) or API_KEY_ACTOR
-    context = request.app.state.context
     return basic_operator(header, context.settings, context.api_key)
+
+
+# Who acts, from the credential: `actor: ActorDep`.
+ActorDep = Annotated[str, Depends(credential_actor)]

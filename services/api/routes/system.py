@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
+from services.api.context import ContextDep
 from services.api.scrape_refresh import ScrapeRefresher
 from shared import metrics
 from shared.readiness import evaluate
@@ -20,9 +21,9 @@ async def health() -> dict[str, str]:
 
 
 @router.get("/ready")
-async def ready(request: Request) -> JSONResponse:
+async def ready(ctx: ContextDep) -> JSONResponse:
     """Per-probe verdict without detail; 503 when a gating check fails."""
-    verdict = await evaluate(await request.app.state.context.probes())
+    verdict = await evaluate(await ctx.probes())
     body = {
         "status": "Ready" if verdict.ready else "NotReady",
         "checks": [{"name": c.name, "ok": c.ok} for c in verdict.checks],
@@ -31,9 +32,9 @@ async def ready(request: Request) -> JSONResponse:
 
 
 @router.get("/ready/details")
-async def ready_details(request: Request) -> JSONResponse:
+async def ready_details(ctx: ContextDep) -> JSONResponse:
     """The same probes with each check's detail (API key required)."""
-    verdict = await evaluate(await request.app.state.context.probes())
+    verdict = await evaluate(await ctx.probes())
     body = {
         "status": "Ready" if verdict.ready else "NotReady",
         "checks": [
@@ -45,10 +46,10 @@ async def ready_details(request: Request) -> JSONResponse:
 
 
 @router.get("/metrics")
-async def prometheus_metrics(request: Request) -> Response:
+async def prometheus_metrics(request: Request, ctx: ContextDep) -> Response:
     """Prometheus exposition: our metrics and the Temporal SDK's."""
     state = request.app.state
     if getattr(state, "scrape_refresher", None) is None:
-        state.scrape_refresher = ScrapeRefresher(state.context)
+        state.scrape_refresher = ScrapeRefresher(ctx)
     await state.scrape_refresher.refresh()
     return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)

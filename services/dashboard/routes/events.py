@@ -6,11 +6,10 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
-from sqlmodel import select
 
+from activities.signer.operator import events as signer_events
 from services.api.routes import signer as rest
 from services.dashboard.web import context, render
-from shared.db.models import OperationalEvent
 
 router = APIRouter()
 
@@ -31,12 +30,11 @@ async def events_page(request: Request) -> HTMLResponse:
     """Filtered through the REST handler; the type list comes from the trail itself."""
     query = request.query_params
     types = [t for t in query.getlist("type") if t]
-    events = await rest.list_events(request, type=types or None,
+    events = await rest.list_events(context(request), type=types or None,
                                     created_from=_day(query.get("from")),
                                     created_to=_day(query.get("to"), end=True),
                                     text=query.get("text") or None, limit=200)
-    async with context(request).sessions() as session:
-        known = sorted(set((await session.exec(select(OperationalEvent.type))).all()))
+    known = await signer_events.known_types(context(request).sessions)
     return render(request, "events.html", events=events, known_types=known,
                   filters={"type": types, "from": query.get("from") or "",
                            "to": query.get("to") or "", "text": query.get("text") or ""})

@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from services.api.routes import signer as rest
 from services.dashboard.guard import CheckedForm
-from services.dashboard.web import redirect, render
+from services.dashboard.web import context, redirect, render
 from shared.errors import EsteiraError
 
 router = APIRouter()
@@ -27,7 +27,7 @@ def rescan_notice(answer: dict) -> str:
 @router.get("/folders", response_class=HTMLResponse, include_in_schema=False)
 async def folders_page(request: Request) -> HTMLResponse:
     """Running, Stopped (red, with the last error) or no profile (grey)."""
-    return render(request, "folders.html", folders=await rest.list_folders(request))
+    return render(request, "folders.html", folders=await rest.list_folders(context(request)))
 
 
 @router.post("/folders/rescan", include_in_schema=False)
@@ -35,7 +35,7 @@ async def rescan(request: Request, form: CheckedForm) -> RedirectResponse:
     """Rescan one folder or all of them; the totals come back as a notice."""
     folder = str(form.get("folder") or "") or None
     try:
-        answer = await rest.rescan(request, folder)
+        answer = await rest.rescan(context(request), folder)
     except EsteiraError as exc:
         return redirect(request, "/folders", error=exc)
     return redirect(request, "/folders", notice=rescan_notice(answer))

@@ -6,14 +6,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.datastructures import UploadFile
 
+from activities.signer.operator import wiring
 from activities.signer.operator.commands import CANCELABLE
 from activities.signer.operator.delete_job import delete_job
-from activities.signer.repository import JobRepository
-from activities.signer.storage import StorageTree
 from services.api.routes import signer as rest
 from services.dashboard.guard import CheckedForm, actor
 from services.dashboard.web import context, redirect, render
 from shared.contracts.signer import JobStatus, SignerErrorCode, job_workflow_id
+from shared.contracts.signer_approvals import ApprovalErrorCode
 from shared.errors import EsteiraError
 
 router = APIRouter()
@@ -24,7 +24,7 @@ KNOWN_DETAIL_KEYS = {
     "id", "fileName", "status", "format", "profile", "folder", "source", "errorCode", "error",
     "parentJobId", "createdAt", "completedAt", "originalPath", "outputPath", "inputSize",
     "inputSha256", "instance", "children", "timings", "history"}
-NOT_RETRIABLE = {"approval.rejected", SignerErrorCode.FILE_ALREADY_PROCESSED.value}
+NOT_RETRIABLE = {ApprovalErrorCode.REJECTED.value, SignerErrorCode.FILE_ALREADY_PROCESSED.value}
 CANCEL_EFFECT = {
     JobStatus.QUEUED: "The job leaves the queue before any worker claims it.",
     JobStatus.AWAITING_APPROVAL: (
@@ -44,7 +44,7 @@ def _filters(request: Request) -> dict:
 
 
 async def _rows(request: Request) -> dict:
-    return await rest.list_jobs(request, **_filters(request), limit=100)
+    return await rest.list_jobs(context(request), **_filters(request), limit=100)
 
 
 @router.get("/", include_in_schema=False)
@@ -56,7 +56,7 @@ async def home() -> RedirectResponse:
 @router.get("/jobs", response_class=HTMLResponse, include_in_schema=False)
 async def jobs_page(request: Request) -> HTMLResponse:
     """The jobs table with filters, the upload dialog and live refresh."""
-    profiles = [p for p in await rest.list_profiles(request) if p["enabled"]]
+    profiles = [p for p in await rest.list_profiles(context(request)) if p["enabled"]]
     return render(request, "jobs.html", page=await _rows(request), filters=_filters(request),
                   statuses=STATUSES, profiles=profiles,
                   upload_enabled=context(request).settings.upload.enabled,
@@ -78,7 +78,7 @@ async def upload(request: Request, form: CheckedForm) -> HTMLResponse:
         if not isinstance(item, UploadFile) or not item.filename:
             continue
         try:
-            job = await rest.upload_file(request, file=item, profile=profile)
+            job = await rest.upload_file(context(request), file=item, profile=profile)
             report.append({"fileName": item.filename, "job": job, "error": None})
         except EsteiraError as exc:
             report.append({"fileName": item.filename, "job": None, "error": exc})
@@ -89,7 +89,7 @@ async def upload(request: Request, form: CheckedForm) -> HTMLResponse:
 async def job_page(request: Request, job_id: str) -> HTMLResponse:
     """One job: timeline, error, family, extra sections, actions."""
     try:
-        job = await rest.get_job(request, job_id)
+        job = await rest.get_job(context(request), job_id)
     except EsteiraError as exc:
         return render(request, "not_found.html", status_code=exc.status, error=exc)
     extra = {k: v for k, v in job.items() if k not in KNOWN_DETAIL_KEYS and v not in (None, [])}
@@ -106,7 +106,8 @@ async def cancel(request: Request, job_id: str, form: CheckedForm) -> RedirectRe
     """Cancel through the REST handler, after the confirmation dialog."""
     reason = str(form.get("reason") or "").strip() or None
     try:
-        await rest.cancel_job(request, job_id, rest.CancelRequest(reason=reason))
+        await rest.cancel_job(context(request), actor(request), job_id,
+                             rest.CancelRequest(reason=reason))
     except EsteiraError as exc:
         return redirect(request, f"/jobs/{job_id}", error=exc)
     return redirect(request, f"/jobs/{job_id}", notice="Job canceled.")
@@ -116,7 +117,7 @@ async def cancel(request: Request, job_id: str, form: CheckedForm) -> RedirectRe
 async def retry(request: Request, job_id: str, _form: CheckedForm) -> RedirectResponse:
     """A new job for a failed one; the page of the new job follows."""
     try:
-        job = await rest.retry_job(request, job_id)
+        job = await rest.retry_job(context(request), job_id)
     except EsteiraError as exc:
         return redirect(request, f"/jobs/{job_id}", error=exc)
     return redirect(request, f"/jobs/{job['id']}", notice=f"Retry queued as job {job['id']}.")
@@ -128,8 +129,8 @@ async def delete(request: Request, job_id: str, form: CheckedForm) -> RedirectRe
     ctx = context(request)
     reason = str(form.get("reason") or "").strip() or None
     try:
-        report = await delete_job(JobRepository(ctx.sessions),
-                                  StorageTree(ctx.settings.storage_root), await ctx.temporal(),
+        report = await delete_job(wiring.repository(ctx.sessions),
+                                  wiring.storage(ctx.settings), await ctx.temporal(),
                                   job_id, actor=actor(request), reason=reason)
     except EsteiraError as exc:
         return redirect(request, f"/jobs/{job_id}", error=exc)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, StreamingResponse
-from sqlmodel import select
 
+from activities.pickup.operator import admin
 from services.api.routes.pickup import board as rest_board
 from services.api.routes.pickup import events as rest_events
 from services.dashboard.web import context, render
-from shared.db.pickup_models import School
 from shared.errors import EsteiraError
 
 router = APIRouter()
@@ -18,8 +17,7 @@ router = APIRouter()
 @router.get("/pickup", response_class=HTMLResponse, include_in_schema=False)
 async def schools_page(request: Request) -> HTMLResponse:
     """Every school, each linking to its board."""
-    async with context(request).sessions() as session:
-        schools = (await session.exec(select(School).order_by(School.name))).all()
+    schools = await admin.list_schools(context(request).sessions)
     return render(request, "pickup.html", schools=schools)
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
-from sqlmodel import select
 
-from activities.signer.health_reporter import recorded_health
+from activities.signer.operator.errors import refuse
+from activities.signer.operator.health import recorded_health
+from activities.signer.operator.profiles_admin import list_profiles
 from services.api.routes import signer as rest
-from services.dashboard.guard import CheckedForm
+from services.dashboard.guard import CheckedForm, actor
 from services.dashboard.web import context, redirect, render
-from shared.db.signer_models import SigningProfile
+from shared.contracts.signer import SignerErrorCode
 from shared.errors import EsteiraError
 
 router = APIRouter()
@@ -22,8 +23,7 @@ async def _badges(request: Request) -> dict[str, list[tuple[str, str]]]:
     """DEGRADED (certificate or stored folder broken) and KEYLESS, per profile."""
     ctx = context(request)
     configured = {f.name.lower() for f in ctx.settings.effective_inputs}
-    async with ctx.sessions() as session:
-        rows = (await session.exec(select(SigningProfile))).all()
+    rows = await list_profiles(ctx.sessions)
     badges: dict[str, list[tuple[str, str]]] = {}
     for row in rows:
         marks = badges.setdefault(row.name, [])
@@ -42,7 +42,7 @@ async def _badges(request: Request) -> dict[str, list[tuple[str, str]]]:
 
 async def _folder_choices(request: Request, own: str | None) -> list[str]:
     """None, every configured folder no other profile uses, and the profile's own."""
-    taken = {p["inputFolder"].lower() for p in await rest.list_profiles(request)
+    taken = {p["inputFolder"].lower() for p in await rest.list_profiles(context(request))
              if p["inputFolder"] and p["inputFolder"] != own}
     return [f.name for f in context(request).settings.effective_inputs
             if f.name.lower() not in taken]
@@ -51,7 +51,7 @@ async def _folder_choices(request: Request, own: str | None) -> list[str]:
 @router.get("/profiles", response_class=HTMLResponse, include_in_schema=False)
 async def profiles_page(request: Request) -> HTMLResponse:
     """Every profile with its folder and badges."""
-    return render(request, "profiles.html", profiles=await rest.list_profiles(request),
+    return render(request, "profiles.html", profiles=await rest.list_profiles(context(request)),
                   badges=await _badges(request))
 
 
@@ -71,7 +71,7 @@ async def create(request: Request, form: CheckedForm) -> RedirectResponse:
     data = {k: v for k, v in data.items() if v is not None}
     data.update({flag: form.get(flag) == "on" for flag in FLAGS})
     try:
-        created = await rest.create_profile(request, data)
+        created = await rest.create_profile(context(request), actor(request), data)
     except EsteiraError as exc:
         return redirect(request, "/profiles/_new", error=exc)
     return redirect(request, f"/profiles/{created['name']}",
@@ -81,11 +81,11 @@ async def create(request: Request, form: CheckedForm) -> RedirectResponse:
 @router.get("/profiles/{name}", response_class=HTMLResponse, include_in_schema=False)
 async def profile_page(request: Request, name: str) -> HTMLResponse:
     """One profile and its "Edit behaviour" form."""
-    profile = next((p for p in await rest.list_profiles(request) if p["name"] == name), None)
+    profiles = await rest.list_profiles(context(request))
+    profile = next((p for p in profiles if p["name"] == name), None)
     if profile is None:
-        error = EsteiraError("profile.not-found", f"No signing profile named {name}.",
-                             status=404)
-        return render(request, "not_found.html", status_code=404, error=error)
+        error = refuse(SignerErrorCode.PROFILE_NOT_FOUND, f"No signing profile named {name}.")
+        return render(request, "not_found.html", status_code=error.status, error=error)
     return render(request, "profile.html", profile=profile, formats=FORMATS,
                   badges=(await _badges(request)).get(name, []),
                   folders=await _folder_choices(request, profile["inputFolder"]))
@@ -99,7 +99,7 @@ async def edit(request: Request, name: str, form: CheckedForm) -> RedirectRespon
     if form.get("format") in FORMATS:
         changes["format"] = form.get("format")
     try:
-        await rest.edit_profile(request, name, changes)
+        await rest.edit_profile(context(request), actor(request), name, changes)
     except EsteiraError as exc:
         return redirect(request, f"/profiles/{name}", error=exc)
     return redirect(request, f"/profiles/{name}", notice=f"Profile {name} saved.")

@@ -6,8 +6,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import ValidationError
 
-from services.api.routes import sisbajud as rest
-from services.api.routes import sisbajud_decisions as decisions
+from activities.sisbajud import operator
+from activities.sisbajud.operator import views
+from services.api.context import ContextDep
+from services.api.routes.sisbajud_actor import credential_actor
 from services.dashboard.guard import CheckedForm, actor
 from services.dashboard.web import redirect, render
 from shared.contracts.sisbajud import Effect, ReasonCode, order_workflow_id
@@ -18,28 +20,27 @@ EFFECTS = [e.value for e in Effect if e is not Effect.INDETERMINATE]
 
 
 @router.get("/sisbajud", response_class=HTMLResponse, include_in_schema=False)
-async def sisbajud_page(request: Request) -> HTMLResponse:
+async def sisbajud_page(request: Request, ctx: ContextDep) -> HTMLResponse:
     """Open decisions first, then the orders and the parked deliveries."""
     return render(request, "sisbajud.html",
-                  orders=(await rest.list_orders(request, state=None, limit=100,
-                                                 offset=0))["items"],
-                  parked=(await rest.list_notices(request, state="PARKED",
-                                                  limit=100))["items"],
-                  decisions=(await decisions.list_human_decisions(request, open=None,
-                                                                  limit=100))["items"],
+                  orders=(await views.list_orders(ctx.sessions, None, 100, 0))["items"],
+                  parked=(await views.list_notices(ctx.sessions, "PARKED", 100))["items"],
+                  decisions=(await operator.list_decisions(ctx.sessions, None, 100))["items"],
                   effects=EFFECTS, reason_codes=[c.value for c in ReasonCode],
                   order_workflow_id=order_workflow_id)
 
 
 @router.post("/sisbajud/decisions/{decision_id}/resolve", include_in_schema=False)
-async def resolve(request: Request, decision_id: int, form: CheckedForm) -> RedirectResponse:
+async def resolve(request: Request, decision_id: int, form: CheckedForm,
+                  ctx: ContextDep) -> RedirectResponse:
     """The REST resolution handler, with the signed-in operator as the actor."""
     values = {key: str(form.get(key) or "").strip() or None
               for key in ("effect", "reason", "reasonCode", "executedAmount", "transactionId")}
     try:
-        body = decisions.ResolutionIn(actor=actor(request),
-                                      **{k: v for k, v in values.items() if v is not None})
-        done = await decisions.resolve_decision(decision_id, body, request)
+        body = operator.ResolutionIn(actor=actor(request),
+                                     **{k: v for k, v in values.items() if v is not None})
+        done = await operator.resolve_decision(ctx.sessions, ctx.temporal, decision_id, body,
+                                               credential_actor(request, ctx))
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
                              for e in exc.errors())

@@ -14,12 +14,12 @@ from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 
+from activities.signer.operator import jobs, profiles_admin
 from services.api.routes import signer as rest
-from services.dashboard.guard import CheckedForm
+from services.dashboard.guard import CheckedForm, actor
 from services.dashboard.web import context, redirect, render
 from shared.contracts.signer import task_queues
 from shared.db.models import Instance
-from shared.db.signer_models import Job, SigningProfile
 from shared.errors import EsteiraError
 from shared.instances import instance_id
 
@@ -65,19 +65,18 @@ async def system_page(request: Request) -> HTMLResponse:
     """Everything an operator checks before and after touching the pipeline."""
     ctx = context(request)
     settings = ctx.settings
+    counts = await jobs.status_counts(ctx.sessions)
+    default = await profiles_admin.get_profile(ctx.sessions, settings.signing.default_profile)
     async with ctx.sessions() as session:
-        counts = dict((await session.exec(select(Job.status, func.count())
-                                          .group_by(Job.status))).all())
-        default = await session.get(SigningProfile, settings.signing.default_profile)
         instances = (await session.exec(select(Instance).order_by(Instance.role,
                                                                   Instance.instance_id))).all()
         last_shutdown = (await session.exec(select(func.max(Instance.stopped_at)))).one()
     pollers, pollers_error = await _pollers(request)
-    return render(request, "system.html", pipeline=await rest.pipeline_state(request),
+    return render(request, "system.html", pipeline=await rest.pipeline_state(ctx),
                   queue=sum(counts.get(s, 0) for s in WAITING), counts=counts,
                   default_profile=default, instances=instances, me=instance_id("api"),
                   last_shutdown=last_shutdown, pollers=pollers, pollers_error=pollers_error,
-                  recent=await rest.list_events(request, type=None, created_from=None,
+                  recent=await rest.list_events(ctx, type=None, created_from=None,
                                                 created_to=None, text=None, limit=10))
 
 
@@ -86,7 +85,7 @@ async def pause(request: Request, form: CheckedForm) -> RedirectResponse:
     """Pause with an optional reason (same handler as `POST /api/pipeline/pause`)."""
     reason = str(form.get("reason") or "").strip() or None
     try:
-        await rest.pause(request, rest.PauseRequest(reason=reason))
+        await rest.pause(context(request), actor(request), rest.PauseRequest(reason=reason))
     except EsteiraError as exc:
         return redirect(request, "/system", error=exc)
     return redirect(request, "/system", notice="Pipeline paused.")
@@ -96,7 +95,7 @@ async def pause(request: Request, form: CheckedForm) -> RedirectResponse:
 async def resume(request: Request, _form: CheckedForm) -> RedirectResponse:
     """Resume claiming."""
     try:
-        await rest.resume(request)
+        await rest.resume(context(request), actor(request))
     except EsteiraError as exc:
         return redirect(request, "/system", error=exc)
     return redirect(request, "/system", notice="Pipeline resumed.")
@@ -106,7 +105,7 @@ async def resume(request: Request, _form: CheckedForm) -> RedirectResponse:
 async def clear_jobs(request: Request, _form: CheckedForm) -> RedirectResponse:
     """Danger zone -> Clear Jobs, after the confirmation dialog."""
     try:
-        answer = await rest.clear_jobs(request)
+        answer = await rest.clear_jobs(context(request), actor(request))
     except EsteiraError as exc:
         return redirect(request, "/system", error=exc)
     return redirect(request, "/system", notice=answer["message"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fnmatch
-import threading
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -37,36 +36,3 @@ class Fault(BaseModel):
             self.status = 500 if self.kind == "accept_then_fail" else 503
         return self
 
-
-class FaultPlan:
-    """Pending rules, consumed first-match in insertion order."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._rules: list[Fault] = []
-
-    def add(self, fault: Fault) -> None:
-        """Queue a rule."""
-        with self._lock:
-            self._rules.append(fault)
-
-    def take(self, route: str) -> Fault | None:
-        """Consume one use of the first rule matching `route`."""
-        with self._lock:
-            for rule in self._rules:
-                if fnmatch.fnmatchcase(route, rule.route):
-                    rule.count -= 1
-                    if rule.count == 0:
-                        self._rules.remove(rule)
-                    return rule.model_copy()
-        return None
-
-    def clear(self) -> None:
-        """Drop every rule."""
-        with self._lock:
-            self._rules.clear()
-
-    def describe(self) -> list[dict[str, object]]:
-        """Pending rules."""
-        with self._lock:
-            return [rule.model_dump() for rule in self._rules]

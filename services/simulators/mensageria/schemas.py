@@ -2,31 +2,12 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-
-class ExecutionState(StrEnum):
-    """`executionState` values listed by the seed."""
-
-    ACCEPTED = "ACCEPTED"
-    EXECUTING = "EXECUTING"
-    MONITORING = "MONITORING"
-    RESOLVED = "RESOLVED"
-    INDETERMINATE = "INDETERMINATE"
-    AWAITING_RECONCILIATION = "AWAITING_RECONCILIATION"
-
-
-class Effect(StrEnum):
-    """`effect` values listed by the seed."""
-
-    NONE = "NONE"
-    FULL = "FULL"
-    PARTIAL = "PARTIAL"
-    INDETERMINATE = "INDETERMINATE"
-
+# The seed's two result enums, as the contract spells them for both sides of the wire.
+from shared.contracts.sisbajud import Effect, ExecutionState
 
 Money = Annotated[str, StringConstraints(pattern=r"^\d+\.\d{2,}$", strict=True)]
 

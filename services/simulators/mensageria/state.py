@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from services.simulators.mensageria.faults import FaultPlan
+from services.simulators.fault_plan import FaultPlan
+from services.simulators.mensageria.faults import Fault
 
 
 def now_iso() -> str:
@@ -25,7 +26,7 @@ class MensageriaState:
     withdrawn: dict[str, int] = field(default_factory=dict)
     results: dict[str, dict[str, Any]] = field(default_factory=dict)  # first body per key
     attempts: list[dict[str, Any]] = field(default_factory=list)  # every POST, in order
-    faults: FaultPlan = field(default_factory=FaultPlan)
+    faults: FaultPlan[Fault] = field(default_factory=FaultPlan)
 
     def reset(self) -> None:
         """Forget orders, results and faults."""

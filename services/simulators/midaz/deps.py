@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -13,6 +12,7 @@ from services.simulators.midaz.errors import MidazError
 from services.simulators.midaz.faults import Fault
 from services.simulators.midaz.model import Ledger
 from services.simulators.midaz.state import MidazState
+from shared.contracts.sisbajud import is_uuid
 
 
 def sim(request: Request) -> MidazState:
@@ -36,17 +36,9 @@ def require_token(request: Request) -> None:
 
 def check_uuid(**params: str) -> None:
     """400 `0065` for a path id that is not a UUID (Midaz validates ids first)."""
-    bad = [name for name, value in params.items() if not _is_uuid(value)]
+    bad = [name for name, value in params.items() if not is_uuid(value)]
     if bad:
         raise MidazError("0065", ", ".join(bad))
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
 
 
 def ledger_of(organization_id: str, ledger_id: str, state: Sim) -> Ledger:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -46,31 +45,3 @@ class Fault(BaseModel):
             raise ValueError(f"{self.kind} applies only to transactions.create.* routes")
         return self
 
-
-class FaultPlan:
-    """Pending faults, consumed in the order they were added (caller holds the lock)."""
-
-    def __init__(self) -> None:
-        self._rules: list[Fault] = []
-
-    def add(self, fault: Fault) -> None:
-        """Queue a rule."""
-        self._rules.append(fault)
-
-    def take(self, route: str) -> Fault | None:
-        """Consume one use of the first rule matching `route`."""
-        for rule in self._rules:
-            if fnmatch.fnmatchcase(route, rule.route):
-                rule.count -= 1
-                if rule.count == 0:
-                    self._rules.remove(rule)
-                return rule.model_copy()
-        return None
-
-    def clear(self) -> None:
-        """Drop every rule."""
-        self._rules.clear()
-
-    def describe(self) -> list[dict[str, object]]:
-        """Pending rules for `GET /_sim/faults`."""
-        return [rule.model_dump() for rule in self._rules]

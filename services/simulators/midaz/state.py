@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from services.simulators.fault_plan import FaultPlan
 from services.simulators.midaz.errors import MidazError
-from services.simulators.midaz.faults import FaultPlan
+from services.simulators.midaz.faults import Fault
 from services.simulators.midaz.idempotency import IdempotencyStore
 from services.simulators.midaz.model import (
     Account,
@@ -47,7 +48,7 @@ class MidazState:
     transactions: dict[str, Transaction] = field(default_factory=dict)
     readable_at: dict[str, float] = field(default_factory=dict)  # tx id -> GET visibility
     instruments: list[dict[str, Any]] = field(default_factory=list)  # CRM
-    faults: FaultPlan = field(default_factory=FaultPlan)
+    faults: FaultPlan[Fault] = field(default_factory=FaultPlan)
     idempotency: IdempotencyStore = field(init=False)
 
     def __post_init__(self) -> None:

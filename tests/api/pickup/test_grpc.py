@@ -6,12 +6,23 @@ from datetime import timedelta
 
 import grpc
 import pytest
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 
 from services.grpc_server.auth import ApiKeyInterceptor
 from services.grpc_server.gen.esteira.v1 import pickup_pb2, pickup_pb2_grpc
 from services.grpc_server.pickup import PickupServicer
 from shared.db.models import utcnow
 from tests.support.pickup import API_KEY, RecordingKicker
+
+
+def _error_info(error: grpc.aio.AioRpcError) -> tuple[str, str]:
+    """The stable code and HTTP status a refusal carries in its google.rpc.Status."""
+    status = rpc_status.from_call(error)
+    assert status is not None, "no google.rpc.Status in the trailers"
+    info = error_details_pb2.ErrorInfo()
+    assert status.details[0].Unpack(info) and info.domain == "esteira"
+    return info.reason, info.metadata["httpStatus"]
 
 
 async def test_board_confirm_and_ledger_summary(pickup_api):
@@ -38,8 +49,10 @@ async def test_board_confirm_and_ledger_summary(pickup_api):
             with pytest.raises(grpc.aio.AioRpcError) as stale:
                 await stub.ConfirmPickup(pickup_pb2.ConfirmPickupRequest(
                     student_id=student.id, version=1), metadata=key)
+            # A stale version is ABORTED in every service, with the code in an ErrorInfo.
             assert stale.value.code() == grpc.StatusCode.ABORTED
             assert "pickup.version-conflict" in stale.value.details()
+            assert _error_info(stale.value) == ("pickup.version-conflict", "409")
             done = await stub.ConfirmPickup(pickup_pb2.ConfirmPickupRequest(
                 student_id=student.id, version=2), metadata=key)
             assert (done.state, done.version) == ("PICKED_UP", 3)

@@ -189,8 +189,8 @@ async def test_a_pause_losing_the_race_gets_race_lost_and_records_nothing(signer
                 stub.PausePipeline(pb.PausePipelineRequest(reason="late"), metadata=KEY))
             await _until_waiting_on_a_lock(engine)
             await rival.commit()
-            assert await refused(call) == (grpc.StatusCode.FAILED_PRECONDITION,
-                                           "pipeline.race-lost")
+            # A lost compare-and-set: read again, then retry (the same status as pickup's).
+            assert await refused(call) == (grpc.StatusCode.ABORTED, "pipeline.race-lost")
     finally:
         await engine.dispose()
     assert len(await signer.events("PipelinePaused")) == 1, "the loser recorded nothing"

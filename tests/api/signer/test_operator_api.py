@@ -47,7 +47,7 @@ async def test_pause_and_resume_are_idempotent_and_leave_events(api):
     assert [e["message"] for e in events] == [
         "Pipeline resumed by operator.",
         "Pipeline paused by operator. Reason: Manutenção trimestral."]
-    from shared.metrics_signer import PIPELINE_PAUSED
+    from activities.signer.metrics import PIPELINE_PAUSED
 
     assert PIPELINE_PAUSED._value.get() == 0
 

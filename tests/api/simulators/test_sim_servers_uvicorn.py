@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 import base64
-import socket
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
@@ -19,29 +13,9 @@ from services.simulators.hub.__main__ import main as hub_cli
 from services.simulators.mensageria import create_app as mensageria_app
 from services.simulators.midaz import create_app as midaz_app
 from services.webhook_gateway.signature import StandardWebhooksV1
+from tests.support.sisbajud import serve
 
 SECRET = "whsec_" + base64.b64encode(b"uvicorn test secret 24b!").decode()
-
-
-@contextmanager
-def serve(app: FastAPI) -> Iterator[str]:
-    """Run `app` on 127.0.0.1 with an OS-chosen port; yield its base URL."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
 
 
 def test_midaz_lost_response_times_the_client_out_and_the_retry_replays():

@@ -11,10 +11,10 @@ import pytest
 import pytest_asyncio
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
+from activities.sisbajud.operator.order_lookup import MensageriaLookup, OrderLookup
 from activities.sisbajud.orders import OrderActivities
 from services.simulators.mensageria import create_app as mensageria_app
 from services.webhook_gateway.app import GatewayDeps, create_app
-from services.webhook_gateway.order_check import MensageriaLookup, OrderLookup
 from services.webhook_gateway.signature import StandardWebhooksV1
 from shared.db.engine import create_engine, session_factory
 from shared.settings import Settings

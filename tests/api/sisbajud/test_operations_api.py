@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 from sqlmodel import select
 
+from activities.sisbajud.store import record_notice
 from services.dashboard.passwords import hash_password
 from shared.db.models import OperationalEvent
 from shared.db.sisbajud_models import (
@@ -19,7 +20,6 @@ from shared.db.sisbajud_models import (
     SisbajudOrphan,
     SisbajudOutbox,
 )
-from shared.db.sisbajud_store import record_notice
 from shared.settings import OperatorAccount
 from tests.api.conftest import API_KEY
 from tests.support.sisbajud import World, new_order_id, sisbajud_settings, stored

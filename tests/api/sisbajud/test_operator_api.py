@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from activities.sisbajud.metrics import NOTICES
+from activities.sisbajud.store import record_notice
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import (
     SisbajudHumanDecision,
@@ -12,8 +14,6 @@ from shared.db.sisbajud_models import (
     SisbajudOrphan,
     SisbajudOutbox,
 )
-from shared.db.sisbajud_store import record_notice
-from shared.sisbajud_metrics import NOTICES
 from tests.api.conftest import API_KEY
 
 AUTH = {"X-API-Key": API_KEY}

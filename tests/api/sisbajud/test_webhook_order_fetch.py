@@ -10,9 +10,10 @@ import pytest_asyncio
 from sqlalchemy import text, update
 from sqlmodel import select
 
+from activities.sisbajud.notices import settle_notice
+from activities.sisbajud.store import record_notice
 from services.simulators.hub.sender import prepare_notice
 from services.webhook_gateway.app import WEBHOOK_PATH
-from services.webhook_gateway.deliveries import settle_notice
 from shared.contracts.sisbajud import AlarmCode
 from shared.db.models import OperationalEvent
 from shared.db.sisbajud_models import (
@@ -21,7 +22,6 @@ from shared.db.sisbajud_models import (
     SisbajudOrder,
     SisbajudOutbox,
 )
-from shared.db.sisbajud_store import record_notice
 from tests.api.sisbajud.conftest import (
     SECRET,
     gateway_client,

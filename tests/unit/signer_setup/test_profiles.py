@@ -15,13 +15,13 @@ from activities.signer.profiles import (
     parse_profiles,
     seed_profiles,
 )
+from activities.signer.worker import max_concurrency
 from services.bootstrap import bootstrap
-from services.worker.domains import WorkerDeps
-from services.worker.signer import _concurrency
 from shared.contracts.signer import SignatureFormat
 from shared.db.engine import create_engine, session_factory
 from shared.db.signer_models import SigningProfile
 from shared.settings import ConfigurationError, Settings
+from shared.worker_shape import WorkerDeps
 
 
 async def _profiles(settings: Settings) -> list[SigningProfile]:
@@ -96,7 +96,7 @@ async def test_a_pkcs11_profile_forces_one_job_at_a_time(settings, caplog):
         await session.commit()
     deps = WorkerDeps(settings, sessions, "t", contextlib.AsyncExitStack())
     with caplog.at_level(logging.WARNING):
-        assert await _concurrency(deps) == 1
+        assert await max_concurrency(deps) == 1
     assert "PKCS#11" in caplog.text
     await engine.dispose()
 

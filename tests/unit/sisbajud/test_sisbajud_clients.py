@@ -6,10 +6,10 @@ import httpx
 import pytest
 
 from activities.sisbajud.clients import MidazClient
+from activities.sisbajud.operator.order_lookup import MensageriaLookup, OrderUnavailable
 from activities.sisbajud.orders import OrderActivities
 from services.simulators.mensageria import create_app as mensageria_app
 from services.simulators.oauth import OAuthClient
-from services.webhook_gateway.order_check import MensageriaLookup, OrderUnavailable
 from shared.settings import InstitutionSettings, Settings, SisbajudSettings
 
 

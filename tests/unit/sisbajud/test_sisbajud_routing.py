@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
+from activities.sisbajud.routing import LEDGER_BINDINGS, ORGANIZATIONS, Resolution, resolve
 from shared.settings import Settings, SisbajudSettings
-from shared.sisbajud_routing import LEDGER_BINDINGS, ORGANIZATIONS, Resolution, resolve
 
 ROUTES = {"transactionRouteId": str(uuid.uuid4()), "sourceRouteId": str(uuid.uuid4()),
           "destinationRouteId": str(uuid.uuid4())}

@@ -10,7 +10,7 @@ from temporalio.client import ScheduleOverlapPolicy
 from temporalio.worker import Worker
 
 from activities.pickup.schedules import ensure_schedules
-from services.worker.domains import DOMAINS, WorkerDeps
+from services.worker.domains import DOMAINS
 from shared.contracts.pickup import (
     READY_TIMEOUT_REASON,
     RunSweepInput,
@@ -22,6 +22,7 @@ from shared.db.engine import create_engine, session_factory
 from shared.db.models import utcnow
 from shared.db.pickup_models import Student
 from shared.settings import PickupSettings, TemporalSettings
+from shared.worker_shape import WorkerDeps
 from tests.support.pickup import pickup_settings
 from workflows.pickup import WORKFLOWS
 

@@ -15,7 +15,7 @@ from shared.contracts.pickup import (
     timer_workflow_id,
 )
 from shared.db.models import utcnow
-from shared.db.pickup_models import AuthorizedPerson, LedgerEntry, Student
+from shared.db.pickup_models import AuditEntry, AuthorizedPerson, EarlyRelease, LedgerEntry, Student
 from workflows.pickup import WORKFLOWS
 
 
@@ -87,3 +87,27 @@ async def test_authorization_timer_expires_an_approved_temporary_person_and_revo
     expired = await store.seed.get(AuthorizedPerson, person.id)
     assert (expired.status, expired.sync_status) == ("expired", "pending")
     assert [e.command for e in await store.seed.all(LedgerEntry)] == ["revoke"]
+
+
+async def test_early_release_timer_expires_it_unused_at_its_date(time_skipping_env, store,
+                                                                  task_queue):
+    student = await store.seed.student(await store.seed.school())
+    until = utcnow() + timedelta(hours=5)
+    release = await store.seed.add(EarlyRelease(student_id=student.id, status="approved",
+                                                valid_until=until, created_at=utcnow()))
+    # A person with the same id must not be touched by the release's timer.
+    person = await store.seed.add(AuthorizedPerson(
+        id=release.id, student_id=student.id, name="Tia", kind="temporary", status="approved",
+        valid_until=utcnow(), created_at=utcnow(), updated_at=utcnow()))
+    timer = TimerInput(kind=TimerKind.EARLY_RELEASE, entity_id=release.id, deadline=until)
+
+    result = await _fire(time_skipping_env, store, task_queue, timer)
+
+    assert result.changed
+    expired = await store.seed.get(EarlyRelease, release.id)
+    assert (expired.status, expired.version) == ("expired", 1)
+    [trail] = await store.seed.all(AuditEntry, AuditEntry.entity == "early_release")
+    assert (trail.action, trail.from_state, trail.actor) == \
+        ("expired", "approved", "timer:early-release")
+    assert (await store.seed.get(AuthorizedPerson, person.id)).status == "approved"
+    assert await store.seed.all(LedgerEntry) == []

@@ -24,7 +24,6 @@ from activities.signer.pipeline import SigningActivities
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree
 from services.bootstrap import bootstrap
-from services.worker.domains import DomainWorker
 from services.worker.gate import PauseGatedWorker
 from services.worker.main import PAUSE_DRAIN, make_worker
 from shared.contracts.signer import TERMINAL_STATUSES, JobSource, task_queues
@@ -32,6 +31,7 @@ from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent, PipelineState
 from shared.db.signer_models import Job, JobHistory, SigningProfile
 from shared.settings import Settings
+from shared.worker_shape import DomainWorker
 from workflows.signer.job import SigningJobWorkflow
 
 

@@ -111,7 +111,7 @@ async def test_an_input_rewritten_mid_job_is_kept_and_reported(signer):
     assert SignerErrorCode.JOB_INPUT_DIVERGED in codes
     [event] = await signer.events("InputDiverged")
     assert event.properties["path"] == str(path) and event.properties["folder"] == "inbox"
-    from shared.metrics_signer import INPUTS_DIVERGED
+    from activities.signer.metrics import INPUTS_DIVERGED
 
     assert INPUTS_DIVERGED.labels(profile="default")._value.get() >= 1
 
@@ -274,7 +274,7 @@ async def test_clear_jobs_while_a_job_is_signing_leaves_no_row_and_no_crash(sign
 
 
 async def test_metrics_count_jobs_by_status_and_profile_and_time_each_stage(signer):
-    from shared.metrics_signer import IN_FLIGHT, JOBS_FINISHED, STAGE_SECONDS
+    from activities.signer.metrics import IN_FLIGHT, JOBS_FINISHED, STAGE_SECONDS
 
     completed = JOBS_FINISHED.labels(status="Completed", profile="default", format="Pades")
     before = completed._value.get()

@@ -124,7 +124,7 @@ async def test_consecutive_failures_stop_only_that_folders_watcher(signer, tmp_p
         state = await session.get(InputFolderState, "inbox")
     assert state.status == "Stopped" and "disk full" in state.last_error
     assert state.consecutive_failures == 3
-    from shared.metrics_signer import FOLDER_STATUS
+    from activities.signer.metrics import FOLDER_STATUS
 
     assert FOLDER_STATUS.labels(folder="inbox", status="Stopped")._value.get() == 1
     assert FOLDER_STATUS.labels(folder="inbox", status="Running")._value.get() == 0

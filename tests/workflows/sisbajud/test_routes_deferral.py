@@ -6,6 +6,8 @@ import uuid
 
 import pytest
 
+from activities.sisbajud.routing import LEDGER_BINDINGS, ORGANIZATIONS
+from activities.sisbajud.store import record_notice
 from shared.contracts.sisbajud import OrderState
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import (
@@ -16,8 +18,6 @@ from shared.db.sisbajud_models import (
     SisbajudRoutingDocument,
     SisbajudWrite,
 )
-from shared.db.sisbajud_store import record_notice
-from shared.sisbajud_routing import LEDGER_BINDINGS, ORGANIZATIONS
 from tests.support.sisbajud import LEDGER, ORG, new_order_id, stored
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"])

@@ -8,33 +8,23 @@ from fastapi import Depends, Header, Request
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from activities.pickup.access import guardian_for_token
-from activities.pickup.errors import pickup_error
-from activities.pickup.kick import Kicker
-from services.api.context import ApiContext
-from shared.contracts.pickup import PickupErrorCode
-from shared.db.models import utcnow
+from activities.pickup.operator.access import guardian_for_header
+from activities.pickup.operator.kicker import Kicker
+from services.api.context import ContextDep
 from shared.settings import PickupSettings
 
 
-def _context(request: Request) -> ApiContext:
-    return request.app.state.context
+def _sessions(ctx: ContextDep) -> async_sessionmaker[AsyncSession]:
+    return ctx.sessions
 
 
-def _sessions(request: Request) -> async_sessionmaker[AsyncSession]:
-    return _context(request).sessions
+def _settings(ctx: ContextDep) -> PickupSettings:
+    return ctx.settings.pickup
 
 
-def _settings(request: Request) -> PickupSettings:
-    return _context(request).settings.pickup
-
-
-def _kicker(request: Request) -> Kicker:
-    state = request.app.state
-    if getattr(state, "pickup_kicker", None) is None:
-        context = _context(request)
-        state.pickup_kicker = Kicker(context.settings.pickup, context.temporal)
-    return state.pickup_kicker
+def _kicker(ctx: ContextDep) -> Kicker:
+    # Stateless: the Temporal client it asks for is the context's, connected on first use.
+    return Kicker(ctx.settings.pickup, ctx.temporal)
 
 
 def _actor(request: Request) -> str:
@@ -49,12 +39,7 @@ Actor = Annotated[str, Depends(_actor)]
 
 async def _guardian(sessions: Sessions,
                     authorization: Annotated[str | None, Header()] = None) -> int:
-    scheme, _, token = (authorization or "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise pickup_error(PickupErrorCode.TOKEN_MISSING,
-                           "An `Authorization: Bearer <access token>` header is required.")
-    async with sessions() as session:
-        return await guardian_for_token(session, token.strip(), utcnow())
+    return await guardian_for_header(sessions, authorization)
 
 
 GuardianId = Annotated[int, Depends(_guardian)]

@@ -4,26 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import StreamingResponse
-from sqlalchemy import func, or_
-from sqlmodel import and_, select
 
-from activities.pickup.access import linked_students
-from activities.pickup.errors import not_found
+from activities.pickup.operator import admin, events
 from services.api.routes.pickup.deps import GuardianId, Pickup, Sessions
-from shared.db.models import utcnow
-from shared.db.pickup_models import BoardEvent, School
+from shared.db.pickup_models import BoardEvent
 
 router = APIRouter()
 BATCH = 500
 # Browsers wait this long (ms) before reconnecting, then send Last-Event-ID.
 RETRY_MS = 2000
-
-Filter = Callable[[], Awaitable[object]]
 
 
 def _frame(event: BoardEvent) -> str:
@@ -32,18 +26,15 @@ def _frame(event: BoardEvent) -> str:
     return f"id: {event.id}\nevent: {event.type}\ndata: {data}\n\n"
 
 
-async def _stream(request: Request, sessions, pickup, where: Filter,
+async def _stream(request: Request, sessions, pickup, where: events.Filter,
                   last_id: int | None) -> AsyncIterator[str]:
     """Events after `last_id` (after the newest one if None), then live ones by polling."""
     if last_id is None:
-        async with sessions() as session:
-            last_id = (await session.exec(select(func.max(BoardEvent.id)))).one() or 0
+        last_id = await events.newest_event_id(sessions)
     yield f"retry: {RETRY_MS}\n\n"
     quiet = 0.0
     while not await request.is_disconnected():
-        async with sessions() as session:
-            rows = (await session.exec(select(BoardEvent).where(
-                BoardEvent.id > last_id, await where()).order_by(BoardEvent.id).limit(BATCH))).all()
+        rows = await events.events_after(sessions, last_id, where, BATCH)
         for row in rows:
             last_id = row.id
             yield _frame(row)
@@ -77,14 +68,9 @@ async def board_events(school_id: int, request: Request, sessions: Sessions, pic
                        last_event_id: LastEventId = None,
                        after: int | None = None) -> StreamingResponse:
     """The school board's live feed: `StudentStateChanged` and `StudentRosterChanged`."""
-    async with sessions() as session:
-        if await session.get(School, school_id) is None:
-            raise not_found("School", school_id)
-
-    async def where() -> object:
-        return BoardEvent.school_id == school_id
-
-    return _response(_stream(request, sessions, pickup, where, _last(last_event_id, after)))
+    await admin.get_school(sessions, school_id)
+    return _response(_stream(request, sessions, pickup, events.school_feed(school_id),
+                             _last(last_event_id, after)))
 
 
 @router.get("/guardian/events")
@@ -92,11 +78,6 @@ async def guardian_events(guardian_id: GuardianId, request: Request, sessions: S
                           pickup: Pickup, last_event_id: LastEventId = None,
                           after: int | None = None) -> StreamingResponse:
     """A guardian's feed: their students' state changes and their own roster changes."""
-
-    async def where() -> object:
-        async with sessions() as session:
-            students = [s.id for s in await linked_students(session, guardian_id, utcnow())]
-        return or_(BoardEvent.guardian_id == guardian_id,
-                   and_(BoardEvent.guardian_id.is_(None), BoardEvent.student_id.in_(students)))
-
-    return _response(_stream(request, sessions, pickup, where, _last(last_event_id, after)))
+    return _response(_stream(request, sessions, pickup,
+                             events.guardian_feed(sessions, guardian_id),
+                             _last(last_event_id, after)))

@@ -1,0 +1,1 @@
+"""The pickup domain's face: every operation a door (REST, gRPC, dashboard) may call."""

@@ -1,0 +1,41 @@
+"""What the pickup domain runs on a worker: timers, sweeps and drains on `pickup-v1`."""
+
+from __future__ import annotations
+
+import logging
+
+import httpx
+
+from activities.pickup.kick import Kicker
+from activities.pickup.ledger import LedgerDelivery
+from activities.pickup.notifications import LogSender, NotificationDelivery, WebhookSender
+from activities.pickup.schedules import ensure_schedules
+from activities.pickup.sweeps import PickupSweeps
+from activities.pickup.wiring import activity_client, dev_turnstile_url, turnstile_clients
+from shared.contracts.pickup import TASK_QUEUE
+from shared.temporal import connect
+from shared.worker_shape import DomainWorker, WorkerDeps
+from workflows.pickup import WORKFLOWS
+
+log = logging.getLogger("esteira.pickup.worker")
+
+
+async def build(deps: WorkerDeps) -> list[DomainWorker]:
+    """Wire the activities, then create or update the seven sweep schedules."""
+    pickup = deps.settings.pickup
+    http = await deps.resources.enter_async_context(httpx.AsyncClient())
+    kicker = Kicker(pickup, activity_client)
+    sender = (WebhookSender(http, pickup.notification_webhook_url)
+              if pickup.notification_webhook_url else LogSender())
+    activities = [
+        *PickupSweeps(deps.sessions, pickup, kicker).all(),
+        LedgerDelivery(deps.sessions, pickup, turnstile_clients(pickup, http),
+                       default_url=dev_turnstile_url(deps.settings)).drain_ledger,
+        NotificationDelivery(deps.sessions, sender).drain_notifications,
+    ]
+    try:
+        # Schedules live on the server; they start sweeps even while no worker polls.
+        await ensure_schedules(await connect(deps.settings), pickup)
+    except Exception:
+        log.exception("Could not put the pickup sweep schedules in place; retried next start")
+    return [DomainWorker(TASK_QUEUE, workflows=WORKFLOWS, activities=activities)]

@@ -1,0 +1,92 @@
+"""What the signer runs on a worker: job workflows always polled, signing gated by pause."""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+from sqlmodel import select
+
+from activities.signer import engine
+from activities.signer.approvals.wiring import approval_parts
+from activities.signer.encryption import load_encryption_key
+from activities.signer.health_reporter import ProfileHealthReporter
+from activities.signer.lacuna.activities import AwaitingSignerActivities
+from activities.signer.lacuna.client import LacunaClient
+from activities.signer.lacuna.methods import RemoteMethods
+from activities.signer.metrics import PIPELINE_PAUSED
+from activities.signer.pipeline import SigningActivities
+from activities.signer.repository import JobRepository
+from activities.signer.storage import StorageTree
+from shared.contracts.signer import task_queues
+from shared.db.signer_models import SigningProfile
+from shared.worker_shape import DomainWorker, WorkerDeps
+from workflows.signer.job import SigningJobWorkflow
+
+log = logging.getLogger("esteira.signer.worker")
+
+
+async def build(deps: WorkerDeps) -> list[DomainWorker]:
+    """The jobs queue and the pause-gated signing queue; profile health checks beside them."""
+    # Only deployment configuration names code this process may load.
+    engine.allow_pkcs11_modules(deps.settings.signing.pkcs11_modules)
+    workers = await _workers(deps)
+    deps.background.append(
+        ProfileHealthReporter(deps.settings, deps.sessions, deps.instance_id).run)
+    return workers
+
+
+async def _workers(deps: WorkerDeps) -> list[DomainWorker]:
+    """Wire the signing activities with a process pool sized to the concurrency."""
+    settings = deps.settings
+    concurrency = await max_concurrency(deps)
+    # Processes, not threads: pyHanko's signing is CPU-bound Python and threads don't scale it.
+    pool = ProcessPoolExecutor(max_workers=min(concurrency, os.cpu_count() or 1),
+                               mp_context=multiprocessing.get_context("spawn"),
+                               initializer=deps.pool_initializer)
+    deps.resources.callback(pool.shutdown, wait=True, cancel_futures=True)
+    storage = StorageTree(settings.storage_root,
+                          read_attempts=settings.pipeline.input_read_attempts)
+    storage.ensure()
+    lacuna = LacunaClient.from_settings(settings)
+    deps.resources.push_async_callback(lacuna.http.aclose)
+    repository = JobRepository(deps.sessions)
+    checks, approvals = approval_parts(settings, repository, storage,
+                                       load_encryption_key(settings))
+    activities = SigningActivities(repository, storage, pool, checks=checks,
+                                   instance_id=deps.instance_id,
+                                   encryption_key=load_encryption_key(settings),
+                                   remote=RemoteMethods(lacuna) if settings.signer.configured
+                                   else None)
+    # The AwaitingSigner wait runs on the jobs queue: pausing must not strand remote work.
+    awaiting = AwaitingSignerActivities(activities, lacuna, settings.signer)
+    jobs_queue, signing_queue = task_queues(settings.pipeline.task_queue_suffix)
+    return [
+        DomainWorker(jobs_queue, workflows=[SigningJobWorkflow], unsandboxed=True,
+                     activities=[awaiting.check, awaiting.finish, awaiting.cancel_remote,
+                                 # Approval steps: a paused pipeline still expires and vetoes.
+                                 *approvals.all()]),
+        DomainWorker(signing_queue, activities=[activities.process_job],
+                     max_concurrent_activities=concurrency, pausable=True,
+                     on_pause_read=show_paused),
+    ]
+
+
+def show_paused(paused: bool) -> None:
+    """The pause gauge follows what the signing queue's gate last read."""
+    PIPELINE_PAUSED.set(1 if paused else 0)
+
+
+async def max_concurrency(deps: WorkerDeps) -> int:
+    """`Pipeline:MaxConcurrency`, forced to 1 when a profile signs through PKCS#11."""
+    wanted = deps.settings.pipeline.max_concurrency
+    async with deps.sessions() as session:
+        tokens = (await session.exec(select(SigningProfile.name).where(
+            SigningProfile.cert_source == "pkcs11", SigningProfile.enabled))).all()
+    if tokens and wanted > 1:
+        log.warning("Pipeline:MaxConcurrency=%s lowered to 1: profile(s) %s sign through "
+                    "PKCS#11, whose sessions don't sign in parallel", wanted, ", ".join(tokens))
+        return 1
+    return wanted

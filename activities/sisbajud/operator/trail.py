@@ -1,0 +1,42 @@
+"""The operator actions' common steps: conditional updates, the events trail, refusals."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+from temporalio.client import Client
+
+from activities.sisbajud.store import DOMAIN
+from shared.contracts.sisbajud_errors import SisbajudApiErrorCode, sisbajud_error
+from shared.errors import ErrorCode, EsteiraError
+from shared.events import record_event
+
+Sessions = async_sessionmaker[AsyncSession]
+TemporalProvider = Callable[[], Awaitable[Client]]
+
+
+async def changed(session: AsyncSession, statement, what: str) -> None:
+    """Run a conditional update; 409 when another operator got there first."""
+    if not (await session.exec(statement)).rowcount:  # type: ignore[call-overload]
+        raise sisbajud_error(SisbajudApiErrorCode.NOT_PARKED, f"{what} changed meanwhile.")
+
+
+async def audit(session: AsyncSession, kind: str, message: str, actor: str, reason: str,
+                **properties: Any) -> None:
+    """Record the action in the operational events trail, with who and why; commits."""
+    await record_event(session, domain=DOMAIN, type=kind, message=f"{message} by {actor}: "
+                       f"{reason}", actor=actor, reason=reason, **properties)
+    await session.commit()
+
+
+def missing(what: str, ident: object) -> EsteiraError:
+    """404: no such row."""
+    return EsteiraError(ErrorCode.NOT_FOUND, f"No {what} {ident}.")
+
+
+def not_parked(what: str, state: str) -> EsteiraError:
+    """409 `sisbajud.not-parked`."""
+    return sisbajud_error(SisbajudApiErrorCode.NOT_PARKED, f"{what} is {state}, not parked.")

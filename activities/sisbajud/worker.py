@@ -1,0 +1,42 @@
+"""What the SISBAJUD executor runs on a worker: order and tick workflows, their activities."""
+
+from __future__ import annotations
+
+import httpx
+from temporalio.client import Client
+
+from activities.sisbajud.setup import (
+    activities,
+    check_credentials,
+    claim_institutions,
+    ensure_tick_schedule,
+)
+from shared.contracts.sisbajud_names import stage_task_queue
+from shared.temporal import connect
+from shared.worker_shape import DomainWorker, WorkerDeps
+from workflows.sisbajud.order import SisbajudOrderWorkflow
+from workflows.sisbajud.tick import SisbajudTickWorkflow
+
+
+async def build(deps: WorkerDeps) -> list[DomainWorker]:
+    """Open the HTTP and Temporal clients, claim institutions, ensure the tick schedule."""
+    settings = deps.settings
+    check_credentials(settings)
+    http = await deps.resources.enter_async_context(
+        httpx.AsyncClient(timeout=settings.sisbajud.http_timeout_seconds))
+    client = await connect(settings)
+    await claim_institutions(deps.sessions, settings, http)
+    await ensure_tick_schedule(client, settings)
+
+    async def temporal() -> Client:
+        return client
+
+    # Unsandboxed like the signer's: the sandbox re-imported the workflow modules for every
+    # order run, a quarter of this worker's CPU (bench/sisbajud_webhook.py --profile); the
+    # replay tests guard determinism.
+    every = activities(settings, deps.sessions, http, temporal)
+    return [DomainWorker(settings.sisbajud.task_queue,
+                         workflows=[SisbajudOrderWorkflow, SisbajudTickWorkflow],
+                         activities=every, unsandboxed=True),
+            # The tick's stages on their own queue: the drain is not starved by the orders.
+            DomainWorker(stage_task_queue(settings.sisbajud.task_queue), activities=every)]

@@ -1,0 +1,26 @@
+"""The pickup board's error table: each code a door refuses with, its HTTP and gRPC status."""
+
+from __future__ import annotations
+
+from shared.contracts.pickup import PickupErrorCode
+from shared.errors import ErrorTable, EsteiraError, Refusal
+
+PICKUP_ERRORS = ErrorTable({
+    PickupErrorCode.VERSION_CONFLICT: Refusal.STALE,
+    PickupErrorCode.INVALID_TRANSITION: Refusal.CONFLICT,
+    PickupErrorCode.ACCESS_DENIED: Refusal.FORBIDDEN,
+    PickupErrorCode.TOKEN_MISSING: Refusal.UNAUTHENTICATED,
+    PickupErrorCode.TOKEN_INVALID: Refusal.UNAUTHENTICATED,
+    PickupErrorCode.MONITOR_UNAUTHORIZED: Refusal.UNAUTHENTICATED,
+    PickupErrorCode.INVALID_VALIDITY: Refusal.INVALID,
+    PickupErrorCode.STATUS_CONFLICT: Refusal.CONFLICT,
+    PickupErrorCode.LEDGER_NOT_FAILED: Refusal.CONFLICT,
+    PickupErrorCode.TURNSTILE_UNAVAILABLE: Refusal.UNAVAILABLE,
+    PickupErrorCode.TURNSTILE_REJECTED: Refusal.BAD_GATEWAY,
+    PickupErrorCode.NOTIFICATION_FAILED: Refusal.BAD_GATEWAY,
+})
+
+
+def pickup_error(code: PickupErrorCode, message: str) -> EsteiraError:
+    """An `EsteiraError` refused as the pickup table says."""
+    return PICKUP_ERRORS.error(code, message)

@@ -1,0 +1,166 @@
+"""Settings every process shares: ports, logging, cluster, Temporal, gRPC, dashboard, readiness."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "ESTEIRA_"
+CONFIG_FILE_ENV = "ESTEIRA_CONFIG_FILE"
+
+
+class ClusterSettings(BaseModel):
+    """`Cluster:*` — identity and liveness of this instance among its siblings."""
+
+    enabled: bool = False
+    instance_name: str | None = None
+    stale_after_seconds: int = Field(default=60, ge=5)
+
+
+class LogSettings(BaseModel):
+    """`Logging:*` — console and daily files."""
+
+    level: str = "INFO"
+    directory: Path | None = None
+    file_size_limit_mb: int = Field(default=50, ge=1)
+    retained_file_count: int = Field(default=14, ge=1)
+    to_file: bool = True
+
+    @field_validator("level")
+    @classmethod
+    def _known_level(cls, level: str) -> str:
+        level = level.upper()
+        if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+            raise ValueError("must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
+        return level
+
+
+class PortSettings(BaseModel):
+    """Every port a process of ours listens on; all settable so instances can sit side by side."""
+
+    api: int = Field(default=8080, ge=0, le=65535)
+    grpc: int = Field(default=50051, ge=0, le=65535)
+    temporal: int = Field(default=7233, ge=0, le=65535)
+    temporal_ui: int = Field(default=8233, ge=0, le=65535)
+    webhook: int = Field(default=8090, ge=0, le=65535)
+    midaz: int = Field(default=8091, ge=0, le=65535)
+    mensageria: int = Field(default=8092, ge=0, le=65535)
+    turnstile: int = Field(default=8093, ge=0, le=65535)
+    # The local SMTP sink `esteira dev` runs for approval e-mails.
+    smtp: int = Field(default=8025, ge=0, le=65535)
+    lacuna: int = Field(default=8094, ge=0, le=65535)
+
+
+# Go-style durations as the seed writes them (`30s`, `48h`, `1h30m`); a bare number is seconds.
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_DURATION_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def seconds_of(text: str) -> float:
+    """`30s` -> 30.0, `1h30m` -> 5400.0, `45` -> 45.0 (ValueError for anything else)."""
+    text = text.strip()
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        return float(text)
+    if not text or _DURATION_PART.sub("", text):
+        raise ValueError(f"not a duration: {text!r}")
+    return sum(float(n) * _DURATION_UNIT[unit] for n, unit in _DURATION_PART.findall(text))
+
+
+class OperatorAccount(BaseModel):
+    """One dashboard operator: a name and a `scrypt$…` password hash (never the password)."""
+
+    name: str = Field(min_length=1, max_length=100)
+    password_hash: SecretStr
+
+
+class DashboardSettings(BaseModel):
+    """`Dashboard:*` — the operator web UI served by the API process."""
+
+    # Empty in Development: operator `operator` signs in with the API key as password.
+    operators: list[OperatorAccount] = Field(default_factory=list)
+    # None: derived from the API key, so every API process of a deployment agrees.
+    session_secret: SecretStr | None = None
+    session_minutes: int = Field(default=480, ge=1)
+    # Cookies marked Secure (set behind TLS); plain http on loopback in development.
+    secure_cookies: bool = False
+
+
+class TemporalSettings(BaseSettings):
+    """Temporal connection, read from the official `TEMPORAL_*` environment names."""
+
+    model_config = SettingsConfigDict(env_prefix="TEMPORAL_", extra="ignore")
+
+    address: str | None = None
+    namespace: str = "default"
+    tls: bool = False
+    tls_client_cert_path: Path | None = None
+    tls_client_key_path: Path | None = None
+    tls_server_ca_cert_path: Path | None = None
+    tls_server_name: str | None = None
+
+
+# --- The embedded Temporal dev server of `esteira dev` (hardening: exposed control planes) ---
+class TemporalServerSettings(BaseModel):
+    """`TemporalServer:*` — the Temporal dev server `esteira dev` runs, which has no auth."""
+
+    # Its frontend and Web UI accept anyone who reaches them: loopback unless opened on purpose.
+    bind_host: str = "127.0.0.1"
+    # Terminate, cancel, signal, reset... from the Web UI: off unless asked for.
+    ui_write_actions: bool = False
+# --- end of the embedded Temporal dev server block ---
+
+
+# --- Readiness (hardening: a worker polling is part of being ready) ---
+class ReadinessSettings(BaseModel):
+    """`Readiness:*` — what /api/ready, the banner and `esteira status` require."""
+
+    # Domains whose task queues must have a live polling worker; [] requires none.
+    worker_domains: list[Literal["signer", "pickup", "sisbajud", "ops"]] = Field(
+        default_factory=lambda: ["signer", "pickup", "sisbajud"])
+    # A worker process silent this long is taken for dead, although Temporal keeps listing
+    # its pollers for about a minute.
+    poller_stale_seconds: float = Field(default=15.0, ge=1)
+# --- end of the readiness block ---
+
+
+# --- gRPC transport security (hardening: exposed control planes) ---
+class GrpcSettings(BaseModel):
+    """`Grpc:*` — TLS for the gRPC server; without a certificate it serves plaintext."""
+
+    # PEM server certificate (chain) and its private key: set both to serve TLS only.
+    tls_cert_file: Path | None = None
+    tls_key_file: Path | None = None
+    # PEM CA bundle: when set, clients must present a certificate it issued (mutual TLS).
+    tls_client_ca_file: Path | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> GrpcSettings:
+        if (self.tls_cert_file is None) != (self.tls_key_file is None):
+            raise ValueError("ESTEIRA_GRPC__TLS_CERT_FILE and ESTEIRA_GRPC__TLS_KEY_FILE go "
+                             "together: set both or neither")
+        if self.tls_client_ca_file is not None and self.tls_cert_file is None:
+            raise ValueError("ESTEIRA_GRPC__TLS_CLIENT_CA_FILE needs the server's "
+                             "ESTEIRA_GRPC__TLS_CERT_FILE and ESTEIRA_GRPC__TLS_KEY_FILE")
+        return self
+
+    @property
+    def tls(self) -> bool:
+        """Whether the server serves TLS."""
+        return self.tls_cert_file is not None
+# --- end of the gRPC transport security block ---
+
+
+def normalise_database_url(url: str) -> str:
+    """Pick the async driver for plain `postgresql://` and `sqlite://` URLs."""
+    for plain, driver in (
+        ("postgresql://", "postgresql+asyncpg://"),
+        ("postgres://", "postgresql+asyncpg://"),
+        ("sqlite://", "sqlite+aiosqlite://"),
+    ):
+        if url.startswith(plain):
+            return driver + url[len(plain) :]
+    return url

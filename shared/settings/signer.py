@@ -1,0 +1,109 @@
+"""Settings of the signer domain: pipeline, storage, signing, the Lacuna Signer, approvals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, SecretStr, field_validator
+
+
+class PipelineSettings(BaseModel):
+    """`Pipeline:*` — how the signing pipeline claims and runs jobs."""
+
+    max_concurrency: int = Field(default=4, ge=1, le=256)
+    poll_interval_seconds: float = Field(default=2.0, gt=0)
+    reject_already_processed_file_names: bool = True
+    # A file is a candidate once its size and mtime stayed the same for this long.
+    stability_window_seconds: float = Field(default=1.0, ge=0)
+    max_consecutive_enqueue_failures: int = Field(default=10, ge=1)
+    # How often an unreadable or locked input is tried again before it is reported.
+    input_read_attempts: int = Field(default=3, ge=1)
+    # A worker silent this long is taken for lost; its job is then requeued or failed safely.
+    heartbeat_timeout_seconds: float = Field(default=30.0, ge=1)
+    # Appended to the signer's task queue names, so deployments can share a namespace.
+    task_queue_suffix: str = Field(default="", pattern=r"^[A-Za-z0-9._-]*$")
+
+
+class InputFolderSettings(BaseModel):
+    """One `Storage:Inputs[]` entry: a watched input folder."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    path: Path | None = None
+    polling_interval_seconds: float | None = Field(default=None, gt=0)
+    ignore: list[str] = Field(default_factory=list)
+
+
+class StorageSettings(BaseModel):
+    """`Storage:*` — where inputs, staging, outputs and errors live."""
+
+    root: Path | None = None
+    inputs: list[InputFolderSettings] = Field(default_factory=list)
+
+    @field_validator("inputs")
+    @classmethod
+    def _unique_names(cls, inputs: list[InputFolderSettings]) -> list[InputFolderSettings]:
+        names = [i.name.lower() for i in inputs]
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        if duplicated:
+            raise ValueError(f"input folder names must be unique: {', '.join(duplicated)}")
+        return inputs
+
+
+class SigningSettings(BaseModel):
+    """`Signing:*` — profiles seeded into the operational store on the first boot."""
+
+    profiles: list[dict[str, Any]] = Field(default_factory=list)
+    policy: str = "ICP-Brasil AD-RB (PAdES + CAdES + XAdES)"
+    default_profile: str = "default"
+    # BSENC v1 passphrase for profiles that encrypt; the salt lives in data/keys/.
+    encryption_passphrase: SecretStr | None = None
+    # The only PKCS#11 modules a profile may name (absolute paths): code to load comes from
+    # deployment configuration, never from an API request.
+    pkcs11_modules: list[str] = Field(default_factory=list)
+
+    @field_validator("pkcs11_modules")
+    @classmethod
+    def _absolute(cls, modules: list[str]) -> list[str]:
+        relative = [m for m in modules if not Path(m).is_absolute()]
+        if relative:
+            raise ValueError(f"must be absolute paths: {', '.join(relative)}")
+        return modules
+
+
+class SignerSettings(BaseModel):
+    """`Signer:*` — the Lacuna Signer that LacunaSigner and SignerFolder profiles talk to."""
+
+    # None: the Lacuna Signer simulator of `esteira dev` (http://<host>:<ports.lacuna>).
+    url: str | None = None
+    api_key: SecretStr | None = None
+    poll_interval_seconds: float = Field(default=30.0, gt=0)
+    request_timeout_seconds: float = Field(default=10.0, gt=0)
+    # The Signer's webhook URL carries this token (its Integration page takes a bare URL).
+    webhook_token: SecretStr | None = None
+    # How long a dispatched document may wait for its participants before the job fails.
+    max_wait_seconds: float = Field(default=30 * 24 * 3600.0, gt=0)
+    folder_scan_interval_seconds: float = Field(default=30.0, gt=0)
+
+    @property
+    def configured(self) -> bool:
+        """Both the Signer's address and its API key are set."""
+        return bool(self.url) and self.api_key is not None
+
+
+class UploadSettings(BaseModel):
+    """`Upload:*` — the `POST /api/files` door."""
+
+    enabled: bool = True
+    max_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
+
+
+class NotificationSettings(BaseModel):
+    """`Notifications:*` — the e-mails that ask approvers to decide."""
+
+    # None: the SMTP sink of `esteira dev` on <host>:<ports.smtp>.
+    smtp_host: str | None = None
+    smtp_port: int | None = Field(default=None, ge=1, le=65535)
+    from_address: str = "esteira@localhost"
+    # The address approvers reach the API at; None: http://<host>:<ports.api>.
+    public_url: str | None = None

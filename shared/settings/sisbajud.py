@@ -1,0 +1,119 @@
+"""Settings of the sisbajud domain: the court-order executor and its institutions."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, SecretStr, model_validator
+
+from shared.contracts.dev_credentials import DEV_M2M_SUBJECT
+from shared.contracts.sisbajud_names import TASK_QUEUE
+from shared.settings.core import seconds_of
+
+# Ids of the ledger the Midaz simulator bootstraps for `esteira dev` (its default institution).
+DEV_MIDAZ_ORGANIZATION_ID = "0190a000-0000-7000-8000-00000000e5e1"
+DEV_MIDAZ_LEDGER_ID = "0190a000-0000-7000-8000-00000000e5e2"
+# The seed's environment names, read beside `ESTEIRA_SISBAJUD__*` (which wins): setting <- name.
+SEED_SISBAJUD_ENV = {
+    "tick_every_seconds": "EXECUTOR_TICK_EVERY",
+    "heartbeat_every_seconds": "EXECUTOR_HEARTBEAT_EVERY",
+    "human_decision_after_beats": "EXECUTOR_HUMAN_DECISION_AFTER_BEATS",
+    "response_deadline_margin_seconds": "RESPONSE_DEADLINE_MARGIN",
+    "orphan_reconcile_window_seconds": "EXECUTOR_ORPHAN_RECONCILE_WINDOW",
+    "hub_webhook_max_skew_seconds": "EXECUTOR_HUB_WEBHOOK_MAX_SKEW_SEC",
+    "m2m_subject": "EXECUTOR_M2M_SUBJECT",
+    "systemplane_enabled": "SYSTEMPLANE_ENABLED",
+}
+
+
+class InstitutionSettings(BaseModel):
+    """One institution the SISBAJUD executor writes for: its Midaz ledger and CRM."""
+
+    id: str = Field(min_length=1, max_length=100)
+    # None: the Midaz simulator of `esteira dev` (http://<host>:<ports.midaz>).
+    base_url: str | None = None
+    # OAuth 2.0 client credentials for this Midaz; the token endpoint defaults to
+    # `{base_url}/oauth/token`. None in Development: the simulator's dev client.
+    token_url: str | None = None
+    client_id: str | None = None
+    client_secret: SecretStr | None = None
+    organization_id: str
+    ledger_id: str
+    crm_mode: str = Field(default="embedded", pattern="^(legacy|embedded)$")
+    crm_base_url: str | None = None
+    # Embedded CRM route: the seed's `/v2/organizations/{org}/instruments`; Midaz 4 serves `/v1`.
+    crm_embedded_version: Literal["v1", "v2"] = "v2"
+    # Block account lookup: the seed's `accounts?alias=` (a prefix match, filtered to the exact
+    # alias here) or Midaz's exact route `accounts/alias/{alias}`.
+    alias_lookup: Literal["query", "exact"] = "query"
+    # Ledger `metadata` key under which Midaz reports the institution's owner (an M2M subject).
+    owner_metadata_key: str = Field(default="sisbajudOwner", min_length=1)
+    asset_code: str = "BRL"
+    # Midaz has no salary flag: CRM `bankingDetails.type` values that mean "conta salário".
+    salary_account_types: list[str] = Field(default_factory=lambda: ["SLRY"])
+
+
+def _dev_institutions() -> list[InstitutionSettings]:
+    return [InstitutionSettings(id="SIMBANK", organization_id=DEV_MIDAZ_ORGANIZATION_ID,
+                                ledger_id=DEV_MIDAZ_LEDGER_ID)]
+
+
+class SisbajudSettings(BaseModel):
+    """`Sisbajud:*` — the court-order executor (the seed's `EXECUTOR_*`, see the README)."""
+
+    tick_every_seconds: float = Field(default=30.0, gt=0)
+    heartbeat_every_seconds: float = Field(default=300.0, gt=0)
+    human_decision_after_beats: int = Field(default=3, ge=1)
+    # An order's run continues as new past this many history events (Temporal warns at 10k).
+    continue_as_new_after_events: int = Field(default=5_000, ge=10, le=40_000)
+    response_deadline_margin_seconds: float = Field(default=3600.0, ge=0)
+    orphan_reconcile_window_seconds: float = Field(default=48 * 3600.0, gt=0)
+    # Each tick reads the block accounts written since its last cursor (and this much before
+    # it: writes committed while that tick ran) plus the next this-many of all block accounts,
+    # a sweep that reads each one over the window once every N / per_tick ticks.
+    orphan_scan_overlap_seconds: float = Field(default=60.0, ge=0)
+    orphan_sweep_accounts_per_tick: int = Field(default=50, ge=1)
+    hub_webhook_max_skew_seconds: int = Field(default=300, ge=0)
+    # Standard Webhooks secrets (`whsec_…`), several during a rotation; `esteira dev`
+    # generates one into data/hub-webhook-secret when none is set.
+    hub_webhook_secrets: list[SecretStr] = Field(default_factory=list)
+    # The seed's EXECUTOR_M2M_SUBJECT, shown by the API; ownership compares the subject of the
+    # token each institution's Midaz issued us, not this string.
+    m2m_subject: str = Field(default=DEV_M2M_SUBJECT, min_length=1)
+    systemplane_enabled: bool = False
+    # None: the Mensageria simulator of `esteira dev` (http://<host>:<ports.mensageria>).
+    mensageria_url: str | None = None
+    # OAuth 2.0 client credentials for the Mensageria (token endpoint: `{url}/oauth/token`).
+    mensageria_token_url: str | None = None
+    mensageria_client_id: str | None = None
+    mensageria_client_secret: SecretStr | None = None
+    # A cached token is renewed this long before it expires (Authlib's `leeway`).
+    m2m_token_leeway_seconds: float = Field(default=60.0, ge=0)
+    institutions: list[InstitutionSettings] = Field(default_factory=_dev_institutions)
+    http_timeout_seconds: float = Field(default=15.0, gt=0)
+    # The gateway's order fetch while the Hub waits on the delivery: past it, 503 and the
+    # Hub redelivers (a hung Mensageria must not hold the Hub's connections).
+    webhook_fetch_timeout_seconds: float = Field(default=5.0, gt=0)
+    fetch_retry_initial_seconds: float = Field(default=1.0, gt=0)
+    fetch_retry_max_seconds: float = Field(default=60.0, gt=0)
+    write_heartbeat_timeout_seconds: float = Field(default=30.0, gt=0)
+    parent_poll_seconds: float = Field(default=60.0, gt=0)
+    parent_wait_max_seconds: float = Field(default=86400.0, gt=0)
+    outbox_retry_initial_seconds: float = Field(default=5.0, gt=0)
+    outbox_retry_max_seconds: float = Field(default=600.0, gt=0)
+    batch_size: int = Field(default=200, ge=1, le=10_000)
+    # Only to keep test runs apart; deployments use the contract's `sisbajud-v1`.
+    task_queue: str = TASK_QUEUE
+
+    @model_validator(mode="before")
+    @classmethod
+    def _seed_environment(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        seeded = {name: os.environ[env] for name, env in SEED_SISBAJUD_ENV.items()
+                  if os.environ.get(env) and name not in data}
+        for name, value in seeded.items():
+            if name.endswith("_seconds") and name != "hub_webhook_max_skew_seconds":
+                seeded[name] = seconds_of(value)
+        return {**data, **seeded}

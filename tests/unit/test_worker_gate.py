@@ -1,0 +1,76 @@
+"""The pause gate tells its domain each pause-row read; the signer shows it as its gauge."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+import pytest
+
+from activities.signer.metrics import PIPELINE_PAUSED
+from activities.signer.worker import build as build_signer
+from services.bootstrap import bootstrap
+from services.worker.gate import PauseGatedWorker
+from services.worker.main import worker_deps
+from shared.db.engine import create_engine, session_factory
+from shared.db.models import PipelineState
+
+
+@pytest.fixture
+def backend() -> str:
+    """The gate reads one row; one backend keeps this quick."""
+    return "sqlite"
+
+
+class _IdleWorker:
+    """Stands in for a Temporal worker: polls nothing until shut down."""
+
+    def __init__(self) -> None:
+        self._stopped = asyncio.Event()
+
+    async def run(self) -> None:
+        await self._stopped.wait()
+
+    async def shutdown(self) -> None:
+        self._stopped.set()
+
+
+async def _until(predicate, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition never held"
+        await asyncio.sleep(0.02)
+
+
+async def _set_paused(sessions, paused: bool) -> None:
+    async with sessions() as session:
+        row = await session.get(PipelineState, 1) or PipelineState()
+        row.paused, row.version = paused, row.version + 1
+        session.add(row)
+        await session.commit()
+
+
+async def test_the_signing_gate_sets_the_paused_gauge_on_each_read(settings):
+    engine = create_engine(settings.sqlalchemy_url)
+    sessions = session_factory(engine)
+    await bootstrap(settings)
+    deps = worker_deps(settings, sessions, "t", contextlib.AsyncExitStack())
+    stop = asyncio.Event()
+    try:
+        async with deps.resources:
+            [signing] = [w for w in await build_signer(deps) if w.pausable]
+            await _set_paused(sessions, True)
+            PIPELINE_PAUSED.set(0)
+            gate = PauseGatedWorker(_IdleWorker, sessions, 0.01, signing.on_pause_read)
+            running = asyncio.create_task(gate.run(stop))
+            await _until(lambda: gate.rounds >= 1)
+            assert PIPELINE_PAUSED._value.get() == 1 and not gate.polling
+            await _set_paused(sessions, False)
+            await _until(lambda: gate.polling)
+            assert PIPELINE_PAUSED._value.get() == 0
+            stop.set()
+            await running
+    finally:
+        stop.set()
+        await engine.dispose()
