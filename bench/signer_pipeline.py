@@ -4,7 +4,13 @@
 (b) one-activity no-op workflows on the same Temporal server (the dev server's ceiling);
 and the pipeline: N PDFs of ~100 KB dropped into the watched inbox, drop -> Completed.
 
-Usage: .venv/bin/python bench/signer_pipeline.py [--n 500] [--keep]
+It prints the CPU each process of `esteira dev` spent per document in (b) and in the pipeline,
+beside the bound: (b)'s CPU per document plus the signing pool's (the signature itself).
+Targets (issue 19): pipeline CPU per document <= 1.3 x the bound, pipeline docs/s >= 0.5 x (b).
+
+Usage: .venv/bin/python bench/signer_pipeline.py [--n 500] [--keep] [--profile DIR]
+`--profile DIR` records one py-spy flame graph per Python process of the tree during the
+pipeline (`--profile-format raw` writes collapsed stacks instead).
 """
 
 from __future__ import annotations
@@ -177,18 +183,81 @@ def _role(argv: list[str]) -> str:
     return "other"
 
 
-def _cpu_delta(before: dict[str, float], after: dict[str, float], n: int) -> str:
-    """Milliseconds of CPU per document, per role, busiest first."""
-    delta = {role: after.get(role, 0.0) - before.get(role, 0.0) for role in after}
-    parts = [f"{role} {seconds * 1000 / n:.0f}" for role, seconds in
-             sorted(delta.items(), key=lambda item: -item[1]) if seconds > 0.005]
-    return f"total {sum(delta.values()) * 1000 / n:.0f} ms/doc: " + ", ".join(parts)
+def _per_doc(before: dict[str, float], after: dict[str, float], n: int) -> dict[str, float]:
+    """Milliseconds of CPU per document, per role."""
+    return {role: (after.get(role, 0.0) - before.get(role, 0.0)) * 1000 / n for role in after}
+
+
+def _cpu_report(noop: dict[str, float], piped: dict[str, float], noop_rate: float,
+                piped_rate: float) -> list[str]:
+    """Per-process CPU per document in (b) and the pipeline, the bound and both ratios."""
+    roles = sorted((r for r in {*noop, *piped} if max(noop.get(r, 0), piped.get(r, 0)) >= 0.05),
+                   key=lambda r: -piped.get(r, 0.0))
+    lines = [f"CPU ms per document    {'(b)':>7} {'pipeline':>9}"]
+    lines += [f"  {role:<20} {noop.get(role, 0.0):>7.1f} {piped.get(role, 0.0):>9.1f}"
+              for role in roles]
+    total_b, total_p = sum(noop.values()), sum(piped.values())
+    lines.append(f"  {'total':<20} {total_b:>7.1f} {total_p:>9.1f}")
+    bound = total_b + piped.get("signing pool", 0.0)
+    cpu_ratio, rate_ratio = total_p / bound, piped_rate / noop_rate
+    lines.append(f"bound = (b) {total_b:.1f} + signing {piped.get('signing pool', 0.0):.1f} = "
+                 f"{bound:.1f} ms/doc; pipeline CPU / bound = {cpu_ratio:.2f} (target <= 1.3: "
+                 f"{'met' if cpu_ratio <= 1.3 else 'MISSED'})")
+    lines.append(f"pipeline docs/s / (b) = {rate_ratio:.2f} (target >= 0.5: "
+                 f"{'met' if rate_ratio >= 0.5 else 'MISSED'})")
+    return lines
+
+
+def _python_pids(root: int) -> dict[int, str]:
+    """Every Python process of the tree (not the Temporal server), with its role."""
+    found: dict[int, str] = {}
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                        stack.append(int(entry.name))
+                except (OSError, IndexError, ValueError):
+                    continue
+        try:
+            argv = [a.decode(errors="replace")
+                    for a in (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0") if a]
+        except OSError:
+            continue
+        if argv and "python" in Path(argv[0]).name:
+            found[pid] = _role(argv)
+    return found
+
+
+def _start_profiles(root: int, directory: Path, fmt: str) -> list[subprocess.Popen]:
+    """One `py-spy record` per Python process of the tree, until they are interrupted."""
+    directory.mkdir(parents=True, exist_ok=True)
+    spy = Path(sys.executable).with_name("py-spy")
+    suffix = "svg" if fmt == "flamegraph" else "txt"
+    # The signing pool is spawned at the first job: followed as the worker's subprocesses.
+    return [subprocess.Popen([str(spy), "record", "--pid", str(pid), "--nonblocking",
+                              *(["--subprocesses"] if role == "worker" else []),
+                              "--format", fmt, "-o",
+                              str(directory / f"{role.replace(' ', '-')}-{pid}.{suffix}")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for pid, role in _python_pids(root).items() if role != "dev"]
+
+
+def _stop_profiles(spies: list[subprocess.Popen]) -> None:
+    for spy in spies:
+        spy.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+    for spy in spies:
+        spy.wait(60)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=500)
     parser.add_argument("--keep", action="store_true", help="keep the data directory")
+    parser.add_argument("--profile", type=Path, help="record py-spy profiles into this folder")
+    parser.add_argument("--profile-format", choices=("flamegraph", "raw"), default="flamegraph")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="esteira-bench-"))
     api, grpc, temporal, ui = free_ports(4)
@@ -223,19 +292,24 @@ def main() -> None:
                                                                 args.n))
         cpu.append(_tree_cpu(dev.pid))
         sample_rss()
-        results["pipeline, drop -> Completed"] = pipeline(workdir / "data", docs, sample_rss)
-        cpu.append(_tree_cpu(dev.pid))
+        spies = (_start_profiles(dev.pid, args.profile, args.profile_format)
+                 if args.profile else [])
+        try:
+            results["pipeline, drop -> Completed"] = pipeline(workdir / "data", docs, sample_rss)
+            cpu.append(_tree_cpu(dev.pid))
+        finally:
+            _stop_profiles(spies)
         width = max(map(len, results))
         print(f"{'':<{width}}  {'docs/s':>8} {'p50 ms':>9} {'p99 ms':>9}")
         for name, figures in results.items():
             print(f"{name:<{width}}  {figures['docs_per_s']:>8.1f} {figures['p50_ms']:>9.0f} "
                   f"{figures['p99_ms']:>9.0f}")
-        ratio = (results["pipeline, drop -> Completed"]["docs_per_s"]
-                 / results["(b) no-op workflows"]["docs_per_s"])
-        print(f"pipeline / (b) = {ratio:.2f} (target >= 0.8); peak RSS of esteira dev "
-              f"process tree = {peak[0]:.0f} MB")
-        print(f"CPU of esteira dev during (b): {_cpu_delta(cpu[0], cpu[1], args.n)}")
-        print(f"CPU of esteira dev during the pipeline: {_cpu_delta(cpu[1], cpu[2], args.n)}")
+        rate = results["pipeline, drop -> Completed"]["docs_per_s"]
+        print(f"peak RSS of esteira dev process tree = {peak[0]:.0f} MB")
+        for line in _cpu_report(_per_doc(cpu[0], cpu[1], args.n),
+                                _per_doc(cpu[1], cpu[2], args.n),
+                                results["(b) no-op workflows"]["docs_per_s"], rate):
+            print(line)
     finally:
         dev.send_signal(signal.SIGTERM)
         dev.wait(120)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hmac
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
+
+from pydantic import SecretStr
 
 from shared.private_files import write_private
 from shared.settings import Settings
@@ -37,6 +40,16 @@ def ensure_generated_api_key(path: Path) -> bool:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_private(path, (secrets.token_urlsafe(32) + "\n").encode())
     return True
+
+
+def school_for_key(presented: str, school_keys: Mapping[int, SecretStr]) -> int | None:
+    """The school whose scoped key this is, or None; every key is compared, in constant time."""
+    found = None
+    for school_id, key in school_keys.items():
+        secret = key.get_secret_value()
+        if secret and keys_match(presented, secret):
+            found = school_id
+    return found
 
 
 def keys_match(presented: str | None, expected: str) -> bool:

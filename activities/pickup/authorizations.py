@@ -9,6 +9,8 @@ from datetime import datetime
 from sqlmodel import select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup import guardian_notices
+from activities.pickup.credentials import credential_of
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.records import audit, bulk_insert, enqueue_ledger, person_registration
 from shared.contracts.pickup import (
@@ -25,6 +27,7 @@ from shared.db.models import as_utc
 from shared.db.pickup_models import (
     AuditEntry,
     AuthorizedPerson,
+    Credential,
     EarlyRelease,
     LedgerEntry,
     Student,
@@ -83,11 +86,15 @@ async def decide_person(session: AsyncSession, *, person_id: int, decision: str,
     controllers: set[int] = set()
     if sends:
         command = LedgerCommand.GRANT if decision == "approve" else LedgerCommand.REVOKE
+        held = await credential_of(session, school_id=student.school_id,
+                                   holder_kind=SubjectKind.AUTHORIZED_PERSON, holder_id=person_id)
         enqueue_ledger(session, controller=student.school_id, command=command,
                        subject_kind=SubjectKind.AUTHORIZED_PERSON, subject_id=person_id,
                        registration=person_registration(person_id), name=person.name,
                        begin_time=_epoch(person.valid_from), end_time=_epoch(person.valid_until),
-                       key=f"{command}:authorized:{person_id}:{decision}", at=at)
+                       key=f"{command}:authorized:{person_id}:{decision}", at=at,
+                       card_value=held.card_value if held else None,
+                       qr_value=held.qr_value if held else None)
         controllers.add(student.school_id)
     audit(session, entity="authorized_person", entity_id=person_id, action=decision, actor=actor,
           at=at, school_id=student.school_id, from_state=previous, to_state=target)
@@ -133,6 +140,7 @@ async def expire_persons(session: AsyncSession, *, now: datetime, at: datetime, 
     if audits:
         await bulk_insert(session, AuditEntry, audits)
     if ledger:
+        await _with_credentials(session, ledger)
         await bulk_insert(session, LedgerEntry, ledger)
     out.ledger = len(ledger)
     return out
@@ -143,6 +151,17 @@ def _audit_row(entity_id: int, school_id: int, previous: str, at: datetime, acto
     return {"at": at, "school_id": school_id, "entity": entity, "entity_id": entity_id,
             "action": "expired", "from_state": previous, "to_state": AuthorizationStatus.EXPIRED,
             "reason": "validade vencida", "actor": actor, "details": {}}
+
+
+async def _with_credentials(session: AsyncSession, rows: list[dict[str, object]]) -> None:
+    """Put each revoked person's credential on its ledger row (one query for the batch)."""
+    held = {(c.school_id, c.holder_id): c for c in (await session.exec(select(Credential).where(
+        Credential.holder_kind == SubjectKind.AUTHORIZED_PERSON,
+        Credential.holder_id.in_([row["subject_id"] for row in rows])))).all()}
+    for row in rows:
+        credential = held.get((row["controller"], row["subject_id"]))
+        row["card_value"] = credential.card_value if credential else None
+        row["qr_value"] = credential.qr_value if credential else None
 
 
 def _revoke_row(person_id: int, school_id: int, at: datetime) -> dict[str, object]:
@@ -208,4 +227,7 @@ async def decide_early_release(session: AsyncSession, *, release_id: int, decisi
     student = await session.get(Student, release.student_id)
     audit(session, entity="early_release", entity_id=release_id, action=decision, actor=actor,
           at=at, school_id=student.school_id, from_state=release.status, to_state=target)
-    return await session.get(E, release_id, populate_existing=True)
+    decided = await session.get(E, release_id, populate_existing=True)
+    if decision == "approve":
+        await guardian_notices.early_release_approved(session, decided, at)
+    return decided

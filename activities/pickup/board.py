@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from sqlmodel import update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup import guardian_notices
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.records import (
     audit,
@@ -33,6 +34,9 @@ from shared.db.pickup_models import Arrival, School, Student
 # in case our revocation is stuck (Control iD `users.end_time`).
 DEVICE_GRACE = timedelta(minutes=5)
 _KEEP = object()
+# The reason of an operator's READY -> PICKED_UP: only that pickup can be undone.
+PICKED_UP_BY_OPERATOR = "retirado"
+UNDO_REASON = "desfeito"
 
 
 @dataclass
@@ -108,7 +112,8 @@ async def signal_arrival(session: AsyncSession, *, student_id: int, guardian_id:
             reason="estou chegando", origin="guardian", action="arrival-signalled")
     timer = TimerInput(kind=TimerKind.ARRIVAL, entity_id=arrival.id, deadline=arrival.expires_at,
                        school_id=student.school_id, student_id=student_id)
-    return Transition(updated, timers=[timer])
+    sent = await guardian_notices.arrival_acknowledged(session, updated, at)
+    return Transition(updated, timers=[timer], notifications=sent)
 
 
 async def mark_ready(session: AsyncSession, *, student_id: int, version: int, at: datetime,
@@ -122,18 +127,26 @@ async def mark_ready(session: AsyncSession, *, student_id: int, version: int, at
         await session.exec(update(Arrival).where(
             Arrival.id == updated.arrival_id, Arrival.status == ArrivalStatus.OPEN,
         ).values(status=ArrivalStatus.COMPLETED, closed_at=at))
-    end = at + ready_timeout + DEVICE_GRACE
-    enqueue_ledger(session, controller=updated.school_id, command=LedgerCommand.GRANT,
-                   subject_kind=SubjectKind.STUDENT, subject_id=student_id,
-                   registration=student_registration(student_id), name=updated.name,
-                   end_time=int(end.timestamp()), at=at,
-                   key=f"grant:student:{student_id}:{updated.version}")
+    timer = _grant_exit(session, updated, at=at, ready_timeout=ready_timeout)
     _record(session, updated, previous=PickupState.AWAITING, at=at, actor=actor, reason="pronto",
             origin="operator", action="ready")
-    timer = TimerInput(kind=TimerKind.READY, entity_id=student_id, version=updated.version,
-                       deadline=at + ready_timeout, school_id=updated.school_id,
-                       student_id=student_id)
-    return Transition(updated, timers=[timer], controllers={updated.school_id})
+    sent = await guardian_notices.ready(session, updated, at)
+    return Transition(updated, timers=[timer], controllers={updated.school_id},
+                      notifications=sent)
+
+
+def _grant_exit(session: AsyncSession, student: Student, *, at: datetime,
+                ready_timeout: timedelta) -> TimerInput:
+    """The READY episode's exit credential in the ledger, and the timer that ends it."""
+    end = at + ready_timeout + DEVICE_GRACE
+    enqueue_ledger(session, controller=student.school_id, command=LedgerCommand.GRANT,
+                   subject_kind=SubjectKind.STUDENT, subject_id=student.id,
+                   registration=student_registration(student.id), name=student.name,
+                   end_time=int(end.timestamp()), at=at,
+                   key=f"grant:student:{student.id}:{student.version}")
+    return TimerInput(kind=TimerKind.READY, entity_id=student.id, version=student.version,
+                      deadline=at + ready_timeout, school_id=student.school_id,
+                      student_id=student.id)
 
 
 async def confirm_pickup(session: AsyncSession, *, student_id: int, version: int | None,
@@ -144,7 +157,7 @@ async def confirm_pickup(session: AsyncSession, *, student_id: int, version: int
         if current is None:
             raise not_found("Student", student_id)
         version = current.version
-    reason = "retirado" if origin == "operator" else "saída na catraca"
+    reason = PICKED_UP_BY_OPERATOR if origin == "operator" else "saída na catraca"
     updated = await _cas(session, student_id, from_state=PickupState.READY, version=version,
                          to_state=PickupState.PICKED_UP, at=at, reason=reason)
     if updated is None:
@@ -156,7 +169,74 @@ async def confirm_pickup(session: AsyncSession, *, student_id: int, version: int
                    key=f"revoke:student:{student_id}:{updated.version}")
     _record(session, updated, previous=PickupState.READY, at=at, actor=actor, reason=reason,
             origin=origin, action="picked-up")
-    return Transition(updated, controllers={updated.school_id})
+    sent = await guardian_notices.picked_up(session, updated, at, origin=origin)
+    return Transition(updated, controllers={updated.school_id}, notifications=sent)
+
+
+def staff_actions(state: str, reason: str | None) -> tuple[str, ...]:
+    """What staff may do with a card: `ready`, `pickup`, `undo`, as the machine allows."""
+    if state == PickupState.AWAITING:
+        return ("ready",)
+    if state == PickupState.READY:
+        return ("pickup", "undo")
+    if state == PickupState.PICKED_UP and reason == PICKED_UP_BY_OPERATOR:
+        return ("undo",)
+    return ()
+
+
+async def undo(session: AsyncSession, *, student_id: int, version: int, at: datetime,
+               actor: str, ready_timeout: timedelta) -> Transition:
+    """Staff's "Desfazer": READY -> AWAITING (grant revoked, arrival signal reopened), or an
+    operator's PICKED_UP -> READY (a new grant and READY timer). A turnstile exit is final."""
+    current = await session.get(Student, student_id)
+    if current is None:
+        raise not_found("Student", student_id)
+    if "undo" not in staff_actions(current.state, current.state_reason):
+        if current.version != version:
+            raise pickup_error(PickupErrorCode.VERSION_CONFLICT,
+                               f"Student {student_id} is at version {current.version}, "
+                               f"not {version}.")
+        raise pickup_error(PickupErrorCode.INVALID_TRANSITION,
+                           f"Student {student_id} is {current.state} "
+                           f"({current.state_reason or 'no reason'}): nothing to undo.")
+    previous = PickupState(current.state)
+    back = PickupState.AWAITING if previous == PickupState.READY else PickupState.READY
+    updated = await _cas(session, student_id, from_state=previous, version=version,
+                         to_state=back, at=at, reason=UNDO_REASON)
+    if updated is None:
+        raise await _conflict(session, student_id, previous, version)
+    change = Transition(updated, controllers={updated.school_id})
+    if back == PickupState.READY:
+        change.timers.append(_grant_exit(session, updated, at=at, ready_timeout=ready_timeout))
+    else:
+        enqueue_ledger(session, controller=updated.school_id, command=LedgerCommand.REVOKE,
+                       subject_kind=SubjectKind.STUDENT, subject_id=student_id,
+                       registration=student_registration(student_id), at=at,
+                       key=f"revoke:student:{student_id}:{updated.version}")
+        change.timers.extend(await _reopen_arrival(session, updated, at=at, actor=actor))
+    _record(session, updated, previous=previous, at=at, actor=actor, reason=UNDO_REASON,
+            origin="operator",
+            action="ready-undone" if back == PickupState.AWAITING else "pickup-undone")
+    return change
+
+
+async def _reopen_arrival(session: AsyncSession, student: Student, *, at: datetime,
+                          actor: str) -> list[TimerInput]:
+    """The arrival signal READY completed is open again, under its own (maybe past) deadline:
+    its timer or the arrival sweep closes it, so the card can't hang in AWAITING."""
+    if student.arrival_id is None:
+        return []
+    reopened = await session.exec(update(Arrival).where(
+        Arrival.id == student.arrival_id, Arrival.status == ArrivalStatus.COMPLETED,
+    ).values(status=ArrivalStatus.OPEN, closed_at=None))
+    if reopened.rowcount != 1:
+        return []
+    arrival = await session.get(Arrival, student.arrival_id, populate_existing=True)
+    audit(session, entity="arrival", entity_id=arrival.id, action="arrival-reopened",
+          actor=actor, at=at, school_id=arrival.school_id,
+          from_state=ArrivalStatus.COMPLETED, to_state=ArrivalStatus.OPEN, reason=UNDO_REASON)
+    return [TimerInput(kind=TimerKind.ARRIVAL, entity_id=arrival.id, deadline=arrival.expires_at,
+                       school_id=student.school_id, student_id=student.id)]
 
 
 async def revert_ready(session: AsyncSession, *, student_id: int, version: int, at: datetime,

@@ -71,9 +71,11 @@ class LedgerDelivery:
                 if entry.command == LedgerCommand.GRANT:
                     device_user = await client.grant(
                         registration=entry.registration, name=entry.name,
-                        begin_time=entry.begin_time, end_time=entry.end_time)
+                        begin_time=entry.begin_time, end_time=entry.end_time,
+                        card_value=entry.card_value, qr_value=entry.qr_value)
                 else:
-                    await client.revoke(entry.registration)
+                    await client.revoke(entry.registration, card_value=entry.card_value,
+                                        qr_value=entry.qr_value)
                     device_user = None
             except TurnstileRejected as exc:
                 await self._settle(entry, LedgerStatus.FAILED, error=str(exc))

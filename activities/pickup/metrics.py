@@ -22,6 +22,10 @@ SWEEP_SKIPPED = Counter(
 LEDGER_ATTEMPTS = Counter(
     "esteira_pickup_ledger_attempts_total", "Turnstile command deliveries by outcome",
     ["command", "outcome"])
+NOTIFICATION_ATTEMPTS = Counter(
+    "esteira_pickup_notification_attempts_total",
+    "Guardian notification sends by kind and outcome (sent, retry, failed = gave up)",
+    ["kind", "outcome"])
 TIMERS_FIRED = Counter(
     "esteira_pickup_timers_fired_total", "Per-entity timers fired, by kind and effect",
     ["kind", "changed"])

@@ -3,26 +3,32 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Protocol
 
 import httpx
+from sqlalchemy import func, or_
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
+from activities.pickup import metrics
+from activities.pickup.backlog import queue_backlog
+from activities.pickup.records import audit
 from shared.contracts.pickup import (
     DrainBatchInput,
     DrainResult,
     NotificationStatus,
     Outbox,
-    PickupErrorCode,
 )
 from shared.contracts.pickup_names import drain_activity
-from shared.db.models import utcnow
+from shared.db.models import as_utc, utcnow
 from shared.db.pickup_models import Notification
+from shared.heartbeat import beat
 from shared.logs import props
+from shared.settings import PickupSettings
 
 log = logging.getLogger("esteira.pickup.notifications")
 N = Notification
@@ -62,38 +68,98 @@ class WebhookSender:
 
 
 class NotificationDelivery:
-    """Drains the guardian notification outbox."""
+    """Drains the guardian notification outbox; each notification backs off on its own.
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession],
-                 sender: NotificationSender) -> None:
+    A notification whose send fails gets `next_attempt_at` (exponential backoff) and the round
+    goes on with the next one; after `notification_max_attempts` it is `failed` (counted,
+    alarmed, requeued by an operator). The round itself fails only when the store does.
+    """
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], sender: NotificationSender,
+                 settings: PickupSettings, clock: Callable[[], datetime] = utcnow) -> None:
         self._sessions = sessions
         self._sender = sender
+        self._settings = settings
+        self._clock = clock
 
     @activity.defn(name=drain_activity(Outbox.NOTIFICATIONS))
     async def drain_notifications(self, request: DrainBatchInput) -> DrainResult:
-        """Send pending notifications oldest first; a failure stops the round for a retry."""
+        """Send due notifications oldest first; say when the next backed-off one is due."""
+        now = self._clock()
         async with self._sessions() as session:
-            pending = list((await session.exec(
-                select(N).where(N.status == NotificationStatus.PENDING).order_by(N.id)
-                .limit(request.batch_size + 1))).all())
-        sent = 0
-        for notification in pending[: request.batch_size]:
+            due = list((await session.exec(
+                select(N).where(N.status == NotificationStatus.PENDING,
+                                or_(N.next_attempt_at.is_(None), N.next_attempt_at <= now))
+                .order_by(N.id).limit(request.batch_size + 1))).all())
+        sent = failed = 0
+        for notification in due[: request.batch_size]:
             try:
                 await self._sender.send(notification)
             except Exception as exc:
-                await self._mark(notification.id, None, f"{type(exc).__name__}: {exc}")
-                raise ApplicationError(f"notification {notification.id}: {exc}",
-                                       type=PickupErrorCode.NOTIFICATION_FAILED) from None
-            await self._mark(notification.id, NotificationStatus.SENT, None)
-            sent += 1
-        return DrainResult(delivered=sent, remaining=len(pending) - sent)
+                failed += await self._attempt_failed(notification, f"{type(exc).__name__}: {exc}")
+            else:
+                await self._sent(notification)
+                sent += 1
+            beat(notification.id)
+        retry_in = await self._publish()
+        return DrainResult(delivered=sent, failed=failed,
+                           remaining=max(0, len(due) - request.batch_size),
+                           retry_in_seconds=retry_in)
 
-    async def _mark(self, notification_id: int, status: NotificationStatus | None,
-                    error: str | None) -> None:
-        values: dict[str, object] = {"attempts": N.attempts + 1, "last_error": error}
-        if status is not None:
-            values.update(status=status, sent_at=utcnow())
+    def backoff(self, attempts: int) -> timedelta:
+        """The wait after the `attempts`-th failed send: doubling, capped."""
+        seconds = self._settings.notification_retry_initial_seconds * 2 ** (attempts - 1)
+        return timedelta(seconds=min(seconds, self._settings.notification_retry_max_seconds))
+
+    async def _sent(self, notification: Notification) -> None:
+        at = self._clock()
         async with self._sessions() as session, session.begin():
-            await session.exec(update(N).where(N.id == notification_id,
-                                               N.status == NotificationStatus.PENDING)
-                               .values(**values))
+            await session.exec(update(N).where(N.id == notification.id,
+                                               N.status == NotificationStatus.PENDING).values(
+                status=NotificationStatus.SENT, attempts=N.attempts + 1, sent_at=at,
+                last_attempt_at=at, last_error=None, next_attempt_at=None))
+        metrics.NOTIFICATION_ATTEMPTS.labels(notification.kind, "sent").inc()
+
+    async def _attempt_failed(self, notification: Notification, error: str) -> int:
+        """Back the notification off, or give up on it; 1 when it is now `failed`."""
+        at = self._clock()
+        attempts = notification.attempts + 1
+        gave_up = attempts >= self._settings.notification_max_attempts
+        values: dict[str, object] = {"attempts": attempts, "last_error": error[:500],
+                                     "last_attempt_at": at}
+        if gave_up:
+            values.update(status=NotificationStatus.FAILED, next_attempt_at=None)
+        else:
+            values["next_attempt_at"] = at + self.backoff(attempts)
+        async with self._sessions() as session, session.begin():
+            # On the attempts read: a repeated round (activity retry) does not count twice.
+            result = await session.exec(update(N).where(
+                N.id == notification.id, N.status == NotificationStatus.PENDING,
+                N.attempts == notification.attempts).values(**values))
+            if result.rowcount != 1:
+                return 0
+            if gave_up:
+                audit(session, entity="notification", entity_id=notification.id,
+                      action="notification-failed", actor="notifier", at=at,
+                      from_state=NotificationStatus.PENDING, to_state=NotificationStatus.FAILED,
+                      reason=error[:200], attempts=attempts, kind=notification.kind)
+        metrics.NOTIFICATION_ATTEMPTS.labels(notification.kind,
+                                             "failed" if gave_up else "retry").inc()
+        if gave_up:
+            log.warning("Notification %s to guardian %s failed after %s attempts: %s",
+                        notification.id, notification.guardian_id, attempts, error,
+                        extra=props(NotificationId=notification.id, Kind=notification.kind,
+                                    Attempts=attempts))
+        return int(gave_up)
+
+    async def _publish(self) -> float | None:
+        """Set the outbox gauges; seconds until the next backed-off notification is due."""
+        now = self._clock()
+        async with self._sessions() as session:
+            pending, failed, oldest = await queue_backlog(session, N)
+            next_at = (await session.exec(select(func.min(N.next_attempt_at)).where(
+                N.status == NotificationStatus.PENDING))).one()
+        age = (now - as_utc(oldest)).total_seconds() if oldest else 0.0
+        metrics.set_queue(Outbox.NOTIFICATIONS, pending=pending, failed=failed,
+                          oldest_seconds=max(age, 0.0))
+        return None if next_at is None else max(0.0, (as_utc(next_at) - now).total_seconds())

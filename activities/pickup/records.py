@@ -69,15 +69,22 @@ def person_registration(person_id: int) -> str:
     return f"authorized-{person_id}"
 
 
+def guardian_registration(guardian_id: int) -> str:
+    """The turnstile `users.registration` of a guardian's card / QR code."""
+    return f"guardian-{guardian_id}"
+
+
 def enqueue_ledger(session: AsyncSession, *, controller: int, command: LedgerCommand,
                    subject_kind: SubjectKind, subject_id: int, registration: str, key: str,
                    at: datetime, name: str = "", begin_time: int = 0,
-                   end_time: int = 0) -> LedgerEntry:
-    """Record an outbound command; the drain workflow of `controller` delivers it."""
+                   end_time: int = 0, card_value: int | None = None,
+                   qr_value: str | None = None) -> LedgerEntry:
+    """Record an outbound command (with the credential it provisions or removes, if any);
+    the drain workflow of `controller` delivers it."""
     entry = LedgerEntry(controller=controller, command=command, subject_kind=subject_kind,
                         subject_id=subject_id, registration=registration, name=name,
-                        begin_time=begin_time, end_time=end_time, idempotency_key=key,
-                        created_at=at)
+                        begin_time=begin_time, end_time=end_time, card_value=card_value,
+                        qr_value=qr_value, idempotency_key=key, created_at=at)
     session.add(entry)
     return entry
 

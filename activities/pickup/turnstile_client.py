@@ -72,8 +72,10 @@ class TurnstileClient:
         return int(users[0]["id"]) if users else None
 
     async def grant(self, *, registration: str, name: str, begin_time: int = 0,
-                    end_time: int = 0) -> int:
-        """Create or update the user and link it to the exit rule; idempotent. Returns its id."""
+                    end_time: int = 0, card_value: int | None = None,
+                    qr_value: str | None = None) -> int:
+        """Create or update the user, link it to the exit rule and put its card / QR code on
+        it with the same window; idempotent. Returns the user's id."""
         values = {"name": name or registration, "begin_time": begin_time, "end_time": end_time}
         user_id = await self.find_user(registration)
         if user_id is None:
@@ -86,10 +88,57 @@ class TurnstileClient:
         await self.call("create_or_modify_objects", {
             "object": "user_access_rules",
             "values": [{"user_id": user_id, "access_rule_id": EXIT_ACCESS_RULE_ID}]})
+        window = {"begin_time": begin_time, "end_time": end_time}
+        for table, value in _credentials(card_value, qr_value):
+            await self._put_credential(table, value, user_id, window)
         return user_id
 
-    async def revoke(self, registration: str) -> int:
-        """Delete the user (its cards and rule links go with it); 0 changes is fine."""
+    async def _put_credential(self, table: str, value: int | str, user_id: int,
+                              window: dict[str, int]) -> None:
+        """The card / QR row with `value` on `user_id` and `window` (a value is unique)."""
+        found = await self.call("load_objects", {
+            "object": table, "where": {table: {"value": value}}})
+        rows = (found or {}).get(table) or []
+        if rows and int(rows[0]["user_id"]) == user_id:
+            await self.call("modify_objects", {"object": table, "values": window,
+                                               "where": {table: {"id": int(rows[0]["id"])}}})
+            return
+        if rows:  # the value was handed to someone else: the device keeps one owner
+            await self.call("destroy_objects", {
+                "object": table, "where": {table: {"id": int(rows[0]["id"])}}})
+        await self.call("create_objects", {
+            "object": table, "values": [{"value": value, "user_id": user_id, **window}]})
+
+    async def revoke(self, registration: str, *, card_value: int | None = None,
+                     qr_value: str | None = None) -> int:
+        """Remove exactly that card / QR code of the user (the user goes once it holds none);
+        with no credential, delete the user (its cards and rule links go with it).
+
+        0 changes is fine: the credential or user is already gone."""
+        credentials = _credentials(card_value, qr_value)
+        if not credentials:
+            return await self._destroy_user(registration)
+        user_id = await self.find_user(registration)
+        if user_id is None:
+            return 0
+        changes = 0
+        for table, value in credentials:
+            result = await self.call("destroy_objects", {
+                "object": table, "where": {table: {"value": value, "user_id": user_id}}})
+            changes += int((result or {}).get("changes", 0))
+        if not await self._holds_any(user_id):
+            changes += await self._destroy_user(registration)
+        return changes
+
+    async def _holds_any(self, user_id: int) -> bool:
+        for table in ("cards", "qrcodes"):
+            found = await self.call("load_objects", {
+                "object": table, "fields": ["id"], "where": {table: {"user_id": user_id}}})
+            if (found or {}).get(table):
+                return True
+        return False
+
+    async def _destroy_user(self, registration: str) -> int:
         result = await self.call("destroy_objects", {
             "object": "users", "where": {"users": {"registration": registration}}})
         return int((result or {}).get("changes", 0))
@@ -99,6 +148,12 @@ class TurnstileClient:
         await self.call("set_configuration", {"monitor": {
             "hostname": url.host, "port": str(url.port or 80), "path": url.path.strip("/"),
             "request_timeout": "5000"}})
+
+
+def _credentials(card_value: int | None, qr_value: str | None) -> list[tuple[str, Any]]:
+    """(device table, value) of each credential given."""
+    pairs = [("cards", card_value), ("qrcodes", qr_value)]
+    return [(table, value) for table, value in pairs if value is not None]
 
 
 def _check(command: str, response: httpx.Response) -> None:

@@ -6,6 +6,8 @@ import logging
 
 import httpx
 
+from activities.pickup.day_cycle import DayCycle
+from activities.pickup.day_schedule import ensure_day_cycle_schedule
 from activities.pickup.kick import Kicker
 from activities.pickup.ledger import LedgerDelivery
 from activities.pickup.notifications import LogSender, NotificationDelivery, WebhookSender
@@ -29,13 +31,16 @@ async def build(deps: WorkerDeps) -> list[DomainWorker]:
               if pickup.notification_webhook_url else LogSender())
     activities = [
         *PickupSweeps(deps.sessions, pickup, kicker).all(),
+        DayCycle(deps.sessions, kicker).start_days,
         LedgerDelivery(deps.sessions, pickup, turnstile_clients(pickup, http),
                        default_url=dev_turnstile_url(deps.settings)).drain_ledger,
-        NotificationDelivery(deps.sessions, sender).drain_notifications,
+        NotificationDelivery(deps.sessions, sender, pickup).drain_notifications,
     ]
     try:
         # Schedules live on the server; they start sweeps even while no worker polls.
-        await ensure_schedules(await connect(deps.settings), pickup)
+        client = await connect(deps.settings)
+        await ensure_schedules(client, pickup)
+        await ensure_day_cycle_schedule(client, pickup)
     except Exception:
         log.exception("Could not put the pickup sweep schedules in place; retried next start")
     return [DomainWorker(TASK_QUEUE, workflows=WORKFLOWS, activities=activities)]

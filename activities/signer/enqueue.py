@@ -60,6 +60,30 @@ class EnqueueResult:
     message: str = ""
 
 
+class _StartMarks:
+    """`workflow_started_at` for the starts that finish together, in one commit."""
+
+    def __init__(self, repository: JobRepository) -> None:
+        self.repository = repository
+        self._pending: set[str] = set()
+        self._writing = asyncio.Lock()
+
+    async def mark(self, job_id: str) -> None:
+        """Return once this job's mark is committed (possibly by a sibling's write)."""
+        self._pending.add(job_id)
+        # A burst of parallel enqueues (the watcher's batches) waits here while one write
+        # carries every mark that arrived meanwhile: one commit instead of one per file.
+        async with self._writing:
+            if job_id not in self._pending:
+                return  # an earlier holder's write carried it
+            batch, self._pending = self._pending, set()
+            try:
+                await self.repository.mark_workflow_started(*batch)
+            except BaseException:
+                self._pending |= batch  # the siblings waiting on it write them again
+                raise
+
+
 class Enqueuer:
     """Creates job rows and starts their workflows."""
 
@@ -72,6 +96,7 @@ class Enqueuer:
         self.reject_processed_names = reject_processed_names
         self.jobs_queue, self.signing_queue = task_queues(task_queue_suffix)
         self.heartbeat_timeout_seconds = heartbeat_timeout_seconds
+        self._marks = _StartMarks(repository)
 
     @classmethod
     def from_settings(cls, repository: JobRepository, storage: StorageTree, client: Client,
@@ -136,7 +161,7 @@ class Enqueuer:
                 id=job_workflow_id(job_id), task_queue=self.jobs_queue,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
-        await self.repository.mark_workflow_started(job_id)
+        await self._marks.mark(job_id)
 
     async def _already_processed(self, path: Path, source: JobSource, profile: SigningProfile,
                                  folder: str | None, owner: Job) -> EnqueueResult:

@@ -9,6 +9,7 @@ import logging
 import socket
 import ssl
 from concurrent.futures import Executor
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -50,6 +51,14 @@ _NETWORK_ERRORS = (ConnectionError, TimeoutError, socket.gaierror, socket.herror
 _NETWORK_ERRNOS = frozenset({errno.EHOSTUNREACH, errno.EHOSTDOWN, errno.ENETUNREACH,
                              errno.ENETDOWN, errno.ENETRESET, errno.ENOTCONN,
                              errno.EADDRNOTAVAIL})
+
+
+@dataclass(frozen=True)
+class _Note:
+    """A history row not written yet, with the job fields it sets."""
+
+    message: str
+    fields: dict[str, object]
 
 
 class SigningActivities(JobSteps):
@@ -152,7 +161,17 @@ class SigningActivities(JobSteps):
             return await self._remote().sign_folder_document(self, job, profile)
         source = Path(job.original_path)
         held = await self.checks.held_copy(job)
-        staged, fingerprint = held or await self._stage(job, source)
+        staged_note: _Note | None = None
+        if held is not None:
+            staged, fingerprint = held
+        else:
+            staged, fingerprint, staged_note = await self._stage(job, source)
+            if (profile.method != ProfileMethod.LOCAL
+                    or not self.checks.writes_nothing(job, profile)):
+                # Something before the signature reads or keeps the fingerprint (a hold, a
+                # dispatch) or may end the job: recorded now, on its own.
+                await self.repository.note(job.id, staged_note.message, **staged_note.fields)
+                staged_note = None
         # CNAB240 dates, the approval hold, and after a release the veto and the hash check.
         waiting = await self.checks.before_signing(job, profile, staged, fingerprint,
                                                    resumed=held is not None)
@@ -164,8 +183,12 @@ class SigningActivities(JobSteps):
         artifact = staged.with_name(output_name(fmt, job.file_name,
                                                 encrypted=profile.encrypt))
         # The checkpoint is written before the call: a worker lost after this point is never
-        # allowed to sign again on its own.
-        await self.repository.note(job.id, f"Signing ({fmt.value}).", signing_started_at=utcnow())
+        # allowed to sign again on its own. A staged copy nothing looked at yet is recorded in
+        # the same transaction (its own history row first): one commit instead of two.
+        earlier = {} if staged_note is None else {"preceded_by": staged_note.message,
+                                                  **staged_note.fields}
+        await self.repository.note(job.id, f"Signing ({fmt.value}).", signing_started_at=utcnow(),
+                                   **earlier)
         await self.in_pool(engine.sign, engine.SignRequest(
             certificate=certificate_spec(profile), fmt=fmt, staged=str(staged),
             artifact=str(artifact), policy=profile.policy))
@@ -192,16 +215,16 @@ class SigningActivities(JobSteps):
                             "no Signer:* settings.")
         return self.remote
 
-    async def _stage(self, job: Job, source: Path) -> tuple[Path, Fingerprint]:
+    async def _stage(self, job: Job, source: Path) -> tuple[Path, Fingerprint, _Note]:
+        """Copy the input into staging; the history row saying so is the caller's to write."""
         try:
             with STAGE_SECONDS.labels(stage="stage").time():
                 staged, fingerprint = await asyncio.to_thread(self.storage.stage, job.id, source)
         except StorageError as exc:
             raise JobFailed(exc.code, f"Could not stage {source}: {exc.message}") from None
-        await self.repository.note(
-            job.id, f"Staged {fingerprint.size} bytes (sha256 {fingerprint.sha256}).",
-            input_size=fingerprint.size, input_sha256=fingerprint.sha256)
-        return staged, fingerprint
+        return staged, fingerprint, _Note(
+            f"Staged {fingerprint.size} bytes (sha256 {fingerprint.sha256}).",
+            {"input_size": fingerprint.size, "input_sha256": fingerprint.sha256})
 
     async def _promote(self, job: Job, artifact: Path) -> Path:
         try:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import exists, func, update
+from sqlalchemy import ColumnElement, exists, func, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
@@ -35,6 +35,19 @@ class Claim(StrEnum):
 def new_job_id() -> str:
     """A new job id (UUID4 text)."""
     return str(uuid.uuid4())
+
+
+def _not_paused(dialect: str) -> ColumnElement[bool]:
+    """The claim's pause condition, evaluated inside the claim's own UPDATE."""
+    if dialect == "postgresql":
+        # The pause row is read under a share lock in the same statement (no extra round
+        # trip): a pause that commits while this claim is open waits for it, and a claim that
+        # waited on a pause reads the committed row. Once the pause is answered, every claim
+        # either committed before it or sees it.
+        paused = (select(PipelineState.paused).where(PipelineState.id == 1)
+                  .with_for_update(read=True).scalar_subquery())
+        return paused.is_not(True)
+    return ~exists().where(PipelineState.paused)
 
 
 class JobRepository:
@@ -95,15 +108,10 @@ class JobRepository:
         """Queued -> Processing only while the pipeline runs, in one conditional statement."""
         now = utcnow()
         async with self.sessions() as session:
-            if (await session.connection()).dialect.name == "postgresql":
-                # A pause that commits while this claim is open waits for it: once the pause is
-                # answered, every claim either committed before it or sees it.
-                await session.exec(select(PipelineState.id).where(PipelineState.id == 1)
-                                   .with_for_update(read=True))
             result = await session.exec(
                 update(Job)
                 .where(Job.id == job_id, Job.status == JobStatus.QUEUED.value,
-                       ~exists().where(PipelineState.paused))
+                       _not_paused((await session.connection()).dialect.name))
                 .values(status=JobStatus.PROCESSING.value, updated_at=now,
                         version=Job.version + 1, **fields))
             if result.rowcount != 1:
@@ -116,12 +124,17 @@ class JobRepository:
         return Claim.CLAIMED
 
     async def note(self, job_id: str, message: str, *, code: str | None = None,
-                   event: OperationalEvent | None = None, **fields: object) -> None:
-        """A history row (and field updates) without a state change."""
+                   event: OperationalEvent | None = None, preceded_by: str | None = None,
+                   **fields: object) -> None:
+        """A history row (and field updates) without a state change; `preceded_by` is an
+        earlier row written in the same transaction."""
         async with self.sessions() as session:
             if fields:
                 await session.exec(update(Job).where(Job.id == job_id)
                                    .values(updated_at=utcnow(), **fields))
+            if preceded_by is not None:
+                # Added first, inserted first: the unit of work keeps the order of `add`.
+                session.add(JobHistory(job_id=job_id, message=preceded_by))
             session.add(JobHistory(job_id=job_id, code=code, message=message))
             if event is not None:
                 session.add(event)
@@ -152,10 +165,10 @@ class JobRepository:
                                      Job.created_at < created_before)
                 .order_by(Job.created_at).limit(limit))).all())
 
-    async def mark_workflow_started(self, job_id: str) -> None:
-        """Record that the job's workflow exists."""
+    async def mark_workflow_started(self, *job_ids: str) -> None:
+        """Record that these jobs' workflows exist (one statement, one commit)."""
         async with self.sessions() as session:
-            await session.exec(update(Job).where(Job.id == job_id)
+            await session.exec(update(Job).where(Job.id.in_(job_ids))
                                .values(workflow_started_at=utcnow()))
             await session.commit()
 

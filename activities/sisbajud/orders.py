@@ -13,6 +13,7 @@ from temporalio import activity
 from activities.sisbajud.clients import MensageriaClient, UpstreamError, error_code
 from activities.sisbajud.errors import SisbajudErrorCode, fail
 from activities.sisbajud.metrics import ORDERS
+from activities.sisbajud.outbox import ResultSender, claim_order, send_bounded
 from activities.sisbajud.ownership import check_ownership
 from activities.sisbajud.store import DOMAIN, insert_ignore, raise_alarm
 from activities.sisbajud.wire import InvalidOrder, order_from_wire, result_to_wire
@@ -47,6 +48,9 @@ from shared.logs import props
 from shared.settings import Settings
 
 log = logging.getLogger("esteira.sisbajud")
+# The order's own send of a result it queued: well inside the store step's 30 s, so a slow
+# Mensageria hands the result to the drain instead of holding the order up.
+DIRECT_SEND_SECONDS = 10.0
 
 
 class OrderActivities:
@@ -58,6 +62,7 @@ class OrderActivities:
         self._sessions = sessions
         self._http = http
         self._mensageria = MensageriaClient.from_settings(http, settings)
+        self._sender = ResultSender(settings, sessions, self._mensageria)
 
     @activity.defn(name=FETCH_ORDER_ACTIVITY)
     async def fetch_order(self, request: FetchOrderInput) -> FetchOrderResult:
@@ -141,7 +146,9 @@ class OrderActivities:
                     SisbajudOrder.order_id == result.order_id,
                     SisbajudOrder.revision == result.order_revision,
                 ).values(execution_state=result.execution_state.value))
+            pending = await claim_order(session, result.order_id)
             await session.commit()
+        await self._send(pending)
         return SettleResult(changed=queued)
 
     @activity.defn(name=SETTLE_ACTIVITY)
@@ -185,13 +192,21 @@ class OrderActivities:
                     "created_at": utcnow()}, ["order_id", "revision", "reason"])
             if request.close_decisions:
                 await _close_decisions(session, request)
+            pending = (await claim_order(session, request.order_id)
+                       if request.result is not None and request.result_key else [])
             await session.commit()
+        await self._send(pending)
         if changed:
             ORDERS.labels(new[0], new[1] or "", new[2] or "").inc()
             log.info("Order %s r%s %s %s %s", request.order_id, request.revision, *new,
                      extra=props(OrderId=request.order_id, Revision=request.revision,
                                  State=new[0], Effect=new[1], ReasonCode=new[2]))
         return SettleResult(changed=changed)
+
+    async def _send(self, pending: list[SisbajudOutbox]) -> None:
+        # Queued and committed first, so a send that fails (or a crash) leaves the row to
+        # the tick's drain under the same key; sent now, the result needs no tick at all.
+        await send_bounded(self._sender, pending, DIRECT_SEND_SECONDS)
 
 
 async def _close_decisions(session: AsyncSession, request: SettleInput) -> None:

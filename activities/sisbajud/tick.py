@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
 
 import httpx
 from sqlalchemy import update
@@ -16,7 +15,7 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.common import WorkflowIDReusePolicy
 
-from activities.sisbajud.clients import MensageriaClient, UpstreamError, error_code
+from activities.sisbajud.clients import MensageriaClient
 from activities.sisbajud.gauges import (
     orphans_recorded,
     outbox_backlog,
@@ -25,12 +24,16 @@ from activities.sisbajud.gauges import (
     set_uncertain,
     uncertain_writes,
 )
-from activities.sisbajud.metrics import RESULTS_SENT
 from activities.sisbajud.orphans import OrphanChecker
-from activities.sisbajud.store import raise_alarm
+from activities.sisbajud.outbox import (
+    DRAIN_CLAIM_SECONDS,
+    Outcome,
+    ResultSender,
+    claim,
+    sendable,
+)
 from shared.contracts import search_attributes
 from shared.contracts.sisbajud import (
-    AlarmCode,
     NoticeSignal,
     OrderState,
     RunOrderInput,
@@ -72,7 +75,8 @@ class TickActivities:
                  http: httpx.AsyncClient, temporal: TemporalProvider) -> None:
         self._settings = settings
         self._sessions = sessions
-        self._mensageria = MensageriaClient.from_settings(http, settings)
+        self._sender = ResultSender(settings, sessions,
+                                    MensageriaClient.from_settings(http, settings))
         self._temporal = temporal
         self._orphans = OrphanChecker(settings, sessions, http)
 
@@ -181,23 +185,28 @@ class TickActivities:
 
     @activity.defn(name=STAGE_DRAIN_ACTIVITY)
     async def drain(self, request: TickInput) -> StageResult:
-        """Send due outbox rows with their own keys; transient failures wait for a later tick."""
+        """Send due outbox rows with their own keys (the orders send their own results as
+        they queue them; the drain is the reconciler of what they could not send)."""
         async with self._sessions() as session:
             rows = (await session.exec(
                 select(SisbajudOutbox).where(SisbajudOutbox.state == "PENDING",
                                              SisbajudOutbox.next_attempt_at <= utcnow())
                 .order_by(SisbajudOutbox.id).limit(request.batch_size))).all()
-        by_order: dict[str, list[SisbajudOutbox]] = {}
-        for row in rows:
-            by_order.setdefault(row.order_id, []).append(row)
-        outcomes: list[tuple[SisbajudOutbox, str, dict, str]] = []
+            by_order = await sendable(session, rows)
+            claimed = [row for pending in by_order.values() for row in pending]
+            await claim(session, claimed, DRAIN_CLAIM_SECONDS)
+            await session.commit()
+        outcomes: list[Outcome] = []
         gate = asyncio.Semaphore(SEND_IN_FLIGHT)
 
         async def send_order(pending: list[SisbajudOutbox]) -> None:
-            # One order's results leave one at a time, in the order they were queued.
+            # One order's results leave one at a time, in the order they were queued; after
+            # a failure the rest wait, so the Mensageria never hears a later state first.
             async with gate:
                 for row in pending:
-                    outcomes.append((row, *await self._send(row)))
+                    outcomes.append(await self._sender.send(row))
+                    if outcomes[-1][1] != "sent":
+                        return
 
         try:
             errors = [e for e in await asyncio.gather(
@@ -206,51 +215,14 @@ class TickActivities:
         finally:
             # Whatever was sent is recorded, in one commit, even if the stage is cancelled;
             # a row sent and not recorded goes again under the same key.
-            await self._record(outcomes)
+            tried = {row.id for row, *_ in outcomes}
+            await self._sender.record(outcomes,
+                                      untried=[r for r in claimed if r.id not in tried])
         if errors:
             raise errors[0]
         done = sum(outcome == "sent" for _, outcome, _, _ in outcomes)
         await self._measure()
         return StageResult(stage=StageName.DRAIN, done=done, failed=len(rows) - done)
-
-    async def _send(self, row: SisbajudOutbox) -> tuple[str, dict, str]:
-        """POST one result; (outcome, the row's new values, the failure's detail)."""
-        try:
-            response = await self._mensageria.post_result(row.order_id, row.idempotency_key,
-                                                          row.payload)
-            status = response.status_code
-            detail = f"{status} {error_code(response) or ''} {response.text[:200]}"
-        except httpx.HTTPError as exc:
-            status, detail = None, f"{type(exc).__name__}: {exc}"
-        values: dict = {"attempts": row.attempts + 1, "last_status": status}
-        if status is not None and 200 <= status < 300:
-            values.update(state="SENT", sent_at=utcnow(), last_error=None)
-            return "sent", values, detail
-        if UpstreamError(status).retryable:
-            sis = self._settings.sisbajud
-            delay = min(sis.outbox_retry_initial_seconds * 2 ** row.attempts,
-                        sis.outbox_retry_max_seconds)
-            values.update(next_attempt_at=utcnow() + timedelta(seconds=delay), last_error=detail)
-            return "retry", values, detail
-        values.update(state="PARKED", last_error=detail)
-        return "parked", values, detail
-
-    async def _record(self, outcomes: list[tuple[SisbajudOutbox, str, dict, str]]) -> None:
-        """Each sent row's new state (and an alarm per refused one) in one commit."""
-        if not outcomes:
-            return
-        async with self._sessions() as session:
-            for row, outcome, values, detail in outcomes:
-                await session.exec(update(SisbajudOutbox).where(  # type: ignore[call-overload]
-                    SisbajudOutbox.id == row.id, SisbajudOutbox.state == "PENDING"
-                ).values(**values))
-                if outcome == "parked":
-                    await raise_alarm(session, AlarmCode.RESULT_REJECTED.value,
-                                      f"Mensageria refused result {row.idempotency_key}: "
-                                      f"{detail}", order_id=row.order_id)
-            await session.commit()
-        for _, outcome, _, _ in outcomes:
-            RESULTS_SENT.labels(outcome).inc()
 
     async def _measure(self) -> None:
         async with self._sessions() as session:

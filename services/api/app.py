@@ -12,6 +12,7 @@ from sqlalchemy.exc import DataError, DBAPIError
 
 from services.api.auth import SELF_AUTHENTICATED_PREFIXES, ApiKeyMiddleware
 from services.api.context import ApiContext
+from services.api.pickup_stream import install_stream_hub, stream_lifespan
 from services.api.refusal import refusal
 from services.api.routes import (
     pickup,
@@ -36,9 +37,12 @@ def create_app(context: ApiContext) -> FastAPI:
         openapi_url="/api/openapi.json",
         docs_url="/api/docs",
         redoc_url=None,
+        lifespan=stream_lifespan,
     )
     app.state.context = context
-    app.add_middleware(ApiKeyMiddleware, api_key=context.api_key)
+    install_stream_hub(app, context.sessions, context.settings.pickup.sse_poll_seconds)
+    app.add_middleware(ApiKeyMiddleware, api_key=context.api_key,
+                       school_keys=context.settings.pickup.school_keys)
     app.include_router(system.router)
     app.include_router(signer.router)
     app.include_router(signer_approvals.router)

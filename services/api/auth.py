@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from fastapi import Request
+from pydantic import SecretStr
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.responses import Response
 
 from services.api.refusal import refusal
-from shared.auth import API_KEY_HEADER, keys_match
+from shared.auth import API_KEY_HEADER, keys_match, school_for_key
+from shared.contracts.pickup import PickupErrorCode
+from shared.contracts.pickup_errors import pickup_error
 from shared.errors import ErrorCode, EsteiraError
 
 # Probes and scrapes must work without credentials; the OpenAPI description is published.
@@ -21,14 +26,18 @@ SELF_AUTHENTICATED_PREFIXES = ("/api/pickup/guardian/", "/api/pickup/turnstile/m
                                "/api/signer/lacuna/webhook/",
                                # Approvers decide with their own per-job bearer token.
                                "/api/approvals/")
+# Where a school-scoped key may go: the pickup records of its own school.
+SCHOOL_SCOPED_PREFIX = "/api/pickup/"
 
 
 class ApiKeyMiddleware(BaseHTTPMiddleware):
     """Rejects `/api/*` requests without the right `X-API-Key` (401, JSON body)."""
 
-    def __init__(self, app, api_key: str) -> None:
+    def __init__(self, app, api_key: str, school_keys: Mapping[int, SecretStr] | None = None
+                 ) -> None:
         super().__init__(app)
         self._api_key = api_key
+        self._school_keys = dict(school_keys or {})
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         path = request.url.path.rstrip("/") or "/"
@@ -39,9 +48,18 @@ class ApiKeyMiddleware(BaseHTTPMiddleware):
         if presented is None:
             error = EsteiraError(ErrorCode.AUTH_MISSING_KEY,
                                  f"The {API_KEY_HEADER} header is required.")
-        elif not keys_match(presented, self._api_key):
-            error = EsteiraError(ErrorCode.AUTH_INVALID_KEY, "The API key is not valid.")
-        else:
+        elif keys_match(presented, self._api_key):
             request.state.actor = "api-key"
+            return await call_next(request)
+        elif (school := school_for_key(presented, self._school_keys)) is None:
+            error = EsteiraError(ErrorCode.AUTH_INVALID_KEY, "The API key is not valid.")
+        elif not path.startswith(SCHOOL_SCOPED_PREFIX):
+            error = pickup_error(PickupErrorCode.SCHOOL_SCOPE,
+                                 "A school-scoped API key reaches only its school's pickup "
+                                 "records.")
+        else:
+            # Routes read the scope (`SchoolScope`) and answer 404 for other schools' records.
+            request.state.actor = f"school-key:{school}"
+            request.state.school_id = school
             return await call_next(request)
         return refusal(error, headers={"WWW-Authenticate": API_KEY_HEADER})

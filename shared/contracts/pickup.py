@@ -15,6 +15,8 @@ DOMAIN = "pickup"
 # The seed's reason string; the monitor tells "picked up" from "timed out" by it.
 READY_TIMEOUT_REASON = "tempo de prontidão esgotado"
 ARRIVAL_TIMEOUT_REASON = "sinal de chegada expirado"
+# Every student starts a school day AT_SCHOOL with this reason (the day cycle).
+DAY_START_REASON = "novo dia letivo"
 
 
 class PickupState(StrEnum):
@@ -84,11 +86,22 @@ class NotificationStatus(StrEnum):
     FAILED = "failed"
 
 
+class NotificationKind(StrEnum):
+    """What a guardian is told (the webhook's `kind`)."""
+
+    ARRIVAL_ACKNOWLEDGED = "arrival-acknowledged"
+    READY = "student-ready"
+    PICKED_UP = "picked-up"
+    REVERTED = "pickup-reverted"
+    EARLY_RELEASE_APPROVED = "early-release-approved"
+
+
 class SubjectKind(StrEnum):
     """Who a turnstile credential belongs to."""
 
     STUDENT = "student"
     AUTHORIZED_PERSON = "authorized_person"
+    GUARDIAN = "guardian"
 
 
 class ArrivalStatus(StrEnum):
@@ -149,6 +162,12 @@ class PickupErrorCode(StrEnum):
     TURNSTILE_UNAVAILABLE = "pickup.turnstile-unavailable"
     TURNSTILE_REJECTED = "pickup.turnstile-rejected"
     NOTIFICATION_FAILED = "pickup.notification-failed"
+    CREDENTIAL_TAKEN = "pickup.credential-taken"
+    MONITOR_WRONG_SCHOOL = "pickup.monitor-wrong-school"
+    IN_USE = "pickup.in-use"
+    ROSTER_REFUSED = "pickup.roster-refused"
+    SCHOOL_SCOPE = "pickup.school-scope"
+    NOTIFICATION_NOT_FAILED = "pickup.notification-not-failed"
 
 
 PICKUP_RETRYABLE = frozenset({PickupErrorCode.TURNSTILE_UNAVAILABLE})
@@ -199,6 +218,23 @@ class SweepResult(_Frozen):
     events: int = 0
 
 
+class RunDayCycleInput(_Frozen):
+    """Start the school day wherever it began by `now` (defaults to the workflow's time)."""
+
+    now: datetime | None = None
+    batch_size: int = 500
+
+
+class DayCycleResult(_Frozen):
+    """What a day-cycle run reset: students, READY grants revoked, arrivals closed."""
+
+    schools: int = 0
+    students: int = 0
+    revoked: int = 0
+    arrivals_closed: int = 0
+    skipped: int = 0
+
+
 class TimerInput(_Frozen):
     """A per-entity timer: at `deadline`, apply the expiry to `entity_id` if still due."""
 
@@ -245,3 +281,5 @@ class DrainResult(_Frozen):
     delivered: int = 0
     failed: int = 0
     remaining: int = 0
+    # Notifications backing off: the drain waits this long (or for a kick) for the next one.
+    retry_in_seconds: float | None = None

@@ -18,6 +18,18 @@ PICKUP_ERRORS = ErrorTable({
     PickupErrorCode.TURNSTILE_UNAVAILABLE: Refusal.UNAVAILABLE,
     PickupErrorCode.TURNSTILE_REJECTED: Refusal.BAD_GATEWAY,
     PickupErrorCode.NOTIFICATION_FAILED: Refusal.BAD_GATEWAY,
+    # A card number or QR value already held by someone else at the same school.
+    PickupErrorCode.CREDENTIAL_TAKEN: Refusal.EXISTS,
+    # A valid monitor token of one school pushing to another school's path.
+    PickupErrorCode.MONITOR_WRONG_SCHOOL: Refusal.FORBIDDEN,
+    # A record others still depend on (a live credential, links, an unconfirmed revocation).
+    PickupErrorCode.IN_USE: Refusal.CONFLICT,
+    # A roster file with any refused line writes nothing; the body carries the line report.
+    PickupErrorCode.ROSTER_REFUSED: Refusal.INVALID,
+    # A school-scoped API key on an operation that spans schools (another school's records
+    # answer 404 instead, so their existence does not leak).
+    PickupErrorCode.SCHOOL_SCOPE: Refusal.FORBIDDEN,
+    PickupErrorCode.NOTIFICATION_NOT_FAILED: Refusal.CONFLICT,
 })
 
 

@@ -11,9 +11,14 @@ TASK_QUEUE = "pickup-v1"
 DRAIN_WORKFLOW = "pickup-drain"
 SWEEP_WORKFLOW = "pickup-sweep"
 ENTITY_TIMER_WORKFLOW = "pickup-entity-timer"
+DAY_CYCLE_WORKFLOW = "pickup-day-cycle"
 
 # Activities (the sweep and drain ones are one per sweep / outbox: see the builders below).
 FIRE_TIMER_ACTIVITY = "pickup-fire-timer"
+DAY_CYCLE_ACTIVITY = "pickup-day-cycle-start"
+
+# Schedules (the sweeps' ids are built by `shared.contracts.pickup.sweep_schedule_id`).
+DAY_CYCLE_SCHEDULE = "pickup-day-cycle"
 
 # Signals.
 KICK_SIGNAL = "kick"

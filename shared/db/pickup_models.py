@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, DateTime, Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from shared.db.models import utcnow
+from shared.settings.pickup import DEFAULT_DAY_START, DEFAULT_DAY_TIME_ZONE
 
 
 def _at(**kwargs: Any) -> Any:
@@ -23,12 +24,22 @@ class School(SQLModel, table=True):
     """A school, with its own arrival-signal timeout and turnstile controller."""
 
     __tablename__ = "pickup_schools"
+    __table_args__ = (
+        Index("ux_pickup_schools_monitor_token", "monitor_token_hash", unique=True),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(max_length=200)
     arrival_timeout_minutes: float
     turnstile_url: str | None = Field(default=None, max_length=500)
     created_at: datetime = _at(nullable=False)
+    # The school day (pickup_0002): it starts at `day_start` ("HH:MM") in `time_zone`;
+    # `closed_day` is the last day an operator closed by hand.
+    time_zone: str = Field(default=DEFAULT_DAY_TIME_ZONE, max_length=64)
+    day_start: str = Field(default=DEFAULT_DAY_START, max_length=5)
+    closed_day: date | None = None
+    # SHA-256 of the school's own Monitor token (pickup_0003); the raw token is shown once.
+    monitor_token_hash: str | None = Field(default=None, max_length=64)
 
 
 class Student(SQLModel, table=True):
@@ -38,6 +49,8 @@ class Student(SQLModel, table=True):
     __table_args__ = (
         Index("ix_pickup_students_school", "school_id", "state"),
         Index("ix_pickup_students_state_since", "state", "state_since"),
+        Index("ix_pickup_students_school_since", "school_id", "state_since"),
+        Index("uq_pickup_students_registration", "school_id", "registration", unique=True),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -48,16 +61,27 @@ class Student(SQLModel, table=True):
     state_since: datetime = _at(nullable=False)
     state_reason: str | None = Field(default=None, max_length=200)
     arrival_id: int | None = None
+    # The school's own student number (the roster's key); `revision` guards record edits.
+    registration: str | None = Field(default=None, max_length=64)
+    revision: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
 class Guardian(SQLModel, table=True):
     """A guardian who uses the app."""
 
     __tablename__ = "pickup_guardians"
+    __table_args__ = (
+        Index("uq_pickup_guardians_cpf", "cpf", unique=True),
+        Index("ix_pickup_guardians_school", "school_id"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(max_length=200)
     contact: str | None = Field(default=None, max_length=200)
+    # The roster's key (11 digits); the school that registered the guardian, if any.
+    cpf: str | None = Field(default=None, max_length=11)
+    school_id: int | None = None
+    revision: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
 class GuardianLink(SQLModel, table=True):
@@ -77,6 +101,7 @@ class GuardianLink(SQLModel, table=True):
     valid_from: datetime | None = _maybe_at()
     valid_until: datetime | None = _maybe_at()
     created_at: datetime = _at(nullable=False)
+    revision: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
 class AuthorizedPerson(SQLModel, table=True):
@@ -166,16 +191,20 @@ class AuditEntry(SQLModel, table=True):
 
 
 class BoardEvent(SQLModel, table=True):
-    """A broadcast (`StudentStateChanged`, `StudentRosterChanged`); its id is the SSE id."""
+    """A broadcast (`StudentStateChanged`, `StudentRosterChanged`); its `seq` is the SSE id."""
 
     __tablename__ = "pickup_events"
     __table_args__ = (
-        Index("ix_pickup_events_school", "school_id", "id"),
-        Index("ix_pickup_events_guardian", "guardian_id", "id"),
-        Index("ix_pickup_events_student", "student_id", "id"),
+        Index("ix_pickup_events_school", "school_id", "seq"),
+        Index("ix_pickup_events_guardian", "guardian_id", "seq"),
+        Index("ix_pickup_events_student", "student_id", "seq"),
+        Index("ix_pickup_events_seq", "seq", unique=True),
     )
 
     id: int | None = Field(default=None, primary_key=True)
+    # Commit order, set by the store at COMMIT (migration pickup_0005); NULL only inside the
+    # writing transaction. Never written by the application.
+    seq: int | None = Field(default=None, sa_column=Column(BigInteger, nullable=True))
     at: datetime = _at(nullable=False)
     type: str = Field(max_length=64)
     school_id: int
@@ -208,6 +237,8 @@ class LedgerEntry(SQLModel, table=True):
     attempts: int = 0
     last_error: str | None = Field(default=None, max_length=500)
     device_user_id: int | None = None
+    card_value: int | None = Field(default=None, sa_column=Column(BigInteger, nullable=True))
+    qr_value: str | None = Field(default=None, max_length=200)
     idempotency_key: str = Field(max_length=200, unique=True)
     created_at: datetime = _at(nullable=False)
     last_attempt_at: datetime | None = _maybe_at()
@@ -231,6 +262,9 @@ class Notification(SQLModel, table=True):
     last_error: str | None = Field(default=None, max_length=500)
     created_at: datetime = _at(nullable=False)
     sent_at: datetime | None = _maybe_at()
+    # Each notification backs off on its own (migration pickup_0004): not tried before this.
+    next_attempt_at: datetime | None = _maybe_at()
+    last_attempt_at: datetime | None = _maybe_at()
 
 
 class QueueSnapshot(SQLModel, table=True):
@@ -244,3 +278,24 @@ class QueueSnapshot(SQLModel, table=True):
     pending: int
     failed: int
     oldest_pending_seconds: float
+
+
+class Credential(SQLModel, table=True):
+    """A guardian's or authorized person's card number and/or QR value at one school."""
+
+    __tablename__ = "pickup_credentials"
+    __table_args__ = (
+        Index("ux_pickup_credentials_card", "school_id", "card_value", unique=True),
+        Index("ux_pickup_credentials_qr", "school_id", "qr_value", unique=True),
+        Index("ux_pickup_credentials_holder", "school_id", "holder_kind", "holder_id",
+              unique=True),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    school_id: int = Field(foreign_key="pickup_schools.id")
+    holder_kind: str = Field(max_length=32)
+    holder_id: int
+    card_value: int | None = Field(default=None, sa_column=Column(BigInteger, nullable=True))
+    qr_value: str | None = Field(default=None, max_length=200)
+    created_at: datetime = _at(nullable=False)
+    updated_at: datetime = _at(nullable=False)

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import os
 from typing import Any
+from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+
+# Defaults of a new school's day: the columns `pickup_schools.time_zone` / `day_start`.
+DEFAULT_DAY_TIME_ZONE = "America/Sao_Paulo"
+DEFAULT_DAY_START = "00:00"
+DAY_START_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 
 
 class PickupSettings(BaseModel):
@@ -26,6 +32,10 @@ class PickupSettings(BaseModel):
     token_sweep_hours: float = Field(default=24.0, gt=0)
     queue_snapshot_minutes: float = Field(default=5.0, gt=0)
     link_sweep_time_zone: str = "America/Sao_Paulo"
+    # Defaults for new schools; each school carries its own zone and day start ("HH:MM").
+    day_time_zone: str = DEFAULT_DAY_TIME_ZONE
+    day_start: str = Field(default=DEFAULT_DAY_START, pattern=DAY_START_PATTERN)
+    day_cycle_minutes: float = Field(default=1.0, gt=0)
     sweep_batch_size: int = Field(default=500, ge=1, le=10_000)
     sse_poll_seconds: float = Field(default=1.0, gt=0)
     sse_keepalive_seconds: float = Field(default=15.0, gt=0)
@@ -34,9 +44,23 @@ class PickupSettings(BaseModel):
     turnstile_password: SecretStr | None = None
     turnstile_timeout_seconds: float = Field(default=5.0, gt=0)
     monitor_token: SecretStr | None = None
+    # School-scoped API keys, school id -> key (`ESTEIRA_PICKUP__SCHOOL_KEYS='{"3": "…"}'`):
+    # such a key reaches only that school's pickup records; the global key reaches all.
+    school_keys: dict[int, SecretStr] = Field(default_factory=dict)
     ledger_retry_initial_seconds: float = Field(default=1.0, gt=0)
     ledger_retry_max_seconds: float = Field(default=60.0, gt=0)
     notification_webhook_url: str | None = None
+    # A notification that keeps failing is retried on its own, with exponential backoff from
+    # the initial delay up to the cap, then set `failed` (alarm, operator requeue).
+    notification_max_attempts: int = Field(default=8, ge=1)
+    notification_retry_initial_seconds: float = Field(default=30.0, gt=0)
+    notification_retry_max_seconds: float = Field(default=3600.0, gt=0)
+
+    @field_validator("day_time_zone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        ZoneInfo(value)  # an unknown zone fails at startup, not at midnight
+        return value
 
     @model_validator(mode="before")
     @classmethod

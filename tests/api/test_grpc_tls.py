@@ -176,8 +176,9 @@ def test_incomplete_tls_settings_are_refused_naming_the_setting(tmp_path, monkey
         load_settings(data_dir=tmp_path)
 
 
-def test_an_unreadable_certificate_file_is_a_configuration_error(tmp_path):
+async def test_an_unreadable_certificate_file_is_a_configuration_error(tmp_path):
     missing = GrpcSettings(tls_cert_file=tmp_path / "nope.pem", tls_key_file=tmp_path / "k")
+    # An aio server needs a running loop; a sync test only had one when an earlier test left it.
     server = grpc.aio.server()
     with pytest.raises(ConfigurationError, match="ESTEIRA_GRPC__TLS_KEY_FILE"):
         add_port(server, "127.0.0.1:0", missing)

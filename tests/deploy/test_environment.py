@@ -55,6 +55,7 @@ OPTIONAL = {
     "ESTEIRA_PICKUP__TURNSTILE_PASSWORD": "only where turnstile controllers are integrated",
     "ESTEIRA_PICKUP__MONITOR_TOKEN": "only for the pickup monitor screens",
     "ESTEIRA_PICKUP__NOTIFICATION_WEBHOOK_URL": "only where guardians are notified",
+    "ESTEIRA_PICKUP__SCHOOL_KEYS": "only where a school's staff get a key of their own",
     "ESTEIRA_DASHBOARD__OPERATORS": "dashboard sign-in; the API key works without it",
     "ESTEIRA_DASHBOARD__SESSION_SECRET": "derived from the API key",
     "ESTEIRA_GRPC__TLS_CERT_FILE": "gRPC over TLS; plaintext behind a loopback port otherwise",

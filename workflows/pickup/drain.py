@@ -19,6 +19,9 @@ with workflow.unsafe.imports_passed_through():
 ROUND_TIMEOUT = timedelta(minutes=5)
 # Bounds history: after this many rounds the drain continues as new.
 MAX_ROUNDS = 200
+NOTIFICATION_BACKOFF_PATCH = "pickup-notification-backoff"
+# A timer needs a positive duration; a notification already due waits this long.
+MIN_WAIT_SECONDS = 0.01
 
 
 @workflow.defn(name=DRAIN_WORKFLOW)
@@ -48,10 +51,17 @@ class DrainWorkflow:
                                 failed=total.failed + result.failed, remaining=result.remaining)
             if result.remaining:
                 continue
+            # Notifications backing off: sleep until the next is due instead of ending.
+            # (Older histories never carry `retry_in_seconds`, so never reach the patch.)
+            backing_off = (result.retry_in_seconds is not None
+                           and workflow.patched(NOTIFICATION_BACKOFF_PATCH))
+            idle = (max(result.retry_in_seconds, MIN_WAIT_SECONDS) if backing_off
+                    else request.idle_seconds)
             try:
-                await workflow.wait_condition(lambda: self._kicked,
-                                              timeout=request.idle_seconds)
+                await workflow.wait_condition(lambda: self._kicked, timeout=idle)
             except TimeoutError:
+                if backing_off:
+                    continue
                 break
         else:
             self._kicked = True

@@ -10,6 +10,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from activities.pickup import access
 from activities.pickup import board as machine
 from activities.pickup.errors import pickup_error
+from activities.pickup.guardian_access import sync_guardian
 from activities.pickup.kick import Kicker
 from shared.contracts.pickup import Kind, PickupErrorCode
 from shared.db.models import utcnow
@@ -38,7 +39,7 @@ async def signal_arrivals(sessions: Sessions, kicker: Kicker, *, guardian_id: in
                           student_ids: list[int]) -> list[Student]:
     """"Estou chegando" for some students, all or none: refused for any not linked now."""
     now = utcnow()
-    timers, students = [], []
+    timers, students, notes = [], [], 0
     async with sessions() as session, session.begin():
         for student_id in student_ids:
             await access.require_link(session, guardian_id, student_id, now)
@@ -47,19 +48,28 @@ async def signal_arrivals(sessions: Sessions, kicker: Kicker, *, guardian_id: in
                                                   guardian_id=guardian_id, at=now,
                                                   actor=f"guardian:{guardian_id}")
             timers += change.timers
+            notes += change.notifications
             students.append(change.student)
-    await kicker.after(timers=timers)
+    await kicker.after(timers=timers, notifications=notes)
     return students
 
 
 async def link_guardian(sessions: Sessions, *, student_id: int, guardian_id: int, kind: Kind,
                         valid_from: datetime | None, valid_until: datetime | None,
-                        actor: str) -> GuardianLink:
-    """Link a guardian to a student (`StudentRosterChanged` for the guardian's app)."""
+                        actor: str, kicker: Kicker | None = None) -> GuardianLink:
+    """Link a guardian to a student (`StudentRosterChanged` for the guardian's app); a
+    credential they hold at the student's school is granted on its turnstile."""
+    now = utcnow()
     async with sessions() as session, session.begin():
-        return await access.create_link(session, student_id=student_id, guardian_id=guardian_id,
+        link = await access.create_link(session, student_id=student_id, guardian_id=guardian_id,
                                         kind=kind, valid_from=valid_from,
-                                        valid_until=valid_until, at=utcnow(), actor=actor)
+                                        valid_until=valid_until, at=now, actor=actor)
+        school_id = (await session.get(Student, student_id)).school_id
+        synced = await sync_guardian(session, guardian_id=guardian_id, school_id=school_id,
+                                     at=now)
+    if synced and kicker is not None:
+        await kicker.drains({school_id})
+    return link
 
 
 async def issue_token(sessions: Sessions, *, guardian_id: int,

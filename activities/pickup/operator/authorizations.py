@@ -15,8 +15,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from activities.pickup import authorizations
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.kick import Kicker
+from activities.pickup.operator.credentials import attach
 from activities.pickup.records import audit
-from shared.contracts.pickup import Kind, PickupErrorCode, TimerInput, TimerKind
+from shared.contracts.pickup import Kind, PickupErrorCode, SubjectKind, TimerInput, TimerKind
 from shared.db.models import as_utc, utcnow
 from shared.db.pickup_models import AuthorizedPerson, EarlyRelease, Student
 
@@ -25,8 +26,10 @@ Sessions = async_sessionmaker[AsyncSession]
 
 async def create_person(sessions: Sessions, kicker: Kicker, *, student_id: int, name: str,
                         document: str | None, kind: Kind, valid_from: datetime | None,
-                        valid_until: datetime | None, actor: str) -> AuthorizedPerson:
-    """Someone authorized to pick up (pending); a temporary one gets its expiry timer."""
+                        valid_until: datetime | None, actor: str, card_value: int | None = None,
+                        qr_value: str | None = None) -> AuthorizedPerson:
+    """Someone authorized to pick up (pending), with their card / QR code if given; a
+    temporary one gets its expiry timer."""
     dated = valid_from is not None or valid_until is not None
     if (kind == Kind.PERMANENT and dated) or (kind == Kind.TEMPORARY and valid_until is None):
         raise pickup_error(PickupErrorCode.INVALID_VALIDITY,
@@ -41,6 +44,10 @@ async def create_person(sessions: Sessions, kicker: Kicker, *, student_id: int, 
                                   created_at=now, updated_at=now)
         session.add(person)
         await session.flush()
+        if card_value is not None or qr_value is not None:
+            await attach(session, school_id=student.school_id,
+                         holder_kind=SubjectKind.AUTHORIZED_PERSON, holder_id=person.id,
+                         card_value=card_value, qr_value=qr_value, at=now)
         audit(session, entity="authorized_person", entity_id=person.id, action="created",
               actor=actor, at=now, to_state=person.status, kind=kind)
     if kind == Kind.TEMPORARY:
@@ -113,10 +120,14 @@ async def get_release(sessions: Sessions, release_id: int) -> EarlyRelease:
 
 
 async def decide_release(sessions: Sessions, *, release_id: int, decision: str, version: int,
-                         actor: str) -> EarlyRelease:
-    """approve / request-adjustments / use (once, before its date passes)."""
+                         actor: str, kicker: Kicker | None = None) -> EarlyRelease:
+    """approve (the guardians are told) / request-adjustments / use (once, before its date)."""
     async with sessions() as session, session.begin():
-        return await authorizations.decide_early_release(
+        release = await authorizations.decide_early_release(
             session, release_id=release_id, decision=decision, version=version, at=utcnow(),
             actor=actor)
+    if decision == "approve" and kicker is not None:
+        # Without a kicker the queue snapshot's redrive sends it within minutes.
+        await kicker.drains(notifications=True)
+    return release
 

@@ -50,7 +50,7 @@ async def signal_arrival(sessions: Sessions, kicker: Kicker, *, student_id: int,
     async with sessions() as session, session.begin():
         change = await machine.signal_arrival(session, student_id=student_id, guardian_id=None,
                                               at=utcnow(), actor=actor)
-    await kicker.after(timers=change.timers)
+    await kicker.after(timers=change.timers, notifications=change.notifications)
     return change.student
 
 
@@ -60,7 +60,8 @@ async def mark_ready(sessions: Sessions, kicker: Kicker, *, student_id: int, ver
     async with sessions() as session, session.begin():
         change = await machine.mark_ready(session, student_id=student_id, version=version,
                                           at=utcnow(), actor=actor, ready_timeout=ready_timeout)
-    await kicker.after(controllers=change.controllers, timers=change.timers)
+    await kicker.after(controllers=change.controllers, timers=change.timers,
+                       notifications=change.notifications)
     return change.student
 
 
@@ -70,5 +71,21 @@ async def confirm_pickup(sessions: Sessions, kicker: Kicker, *, student_id: int,
     async with sessions() as session, session.begin():
         change = await machine.confirm_pickup(session, student_id=student_id, version=version,
                                               at=utcnow(), actor=actor, origin="operator")
-    await kicker.after(controllers=change.controllers)
+    await kicker.after(controllers=change.controllers, notifications=change.notifications)
     return change.student
+
+
+async def undo(sessions: Sessions, kicker: Kicker, *, student_id: int, version: int,
+               actor: str, ready_timeout: timedelta) -> Student:
+    """Staff's "Desfazer": READY -> AWAITING, or an operator's PICKED_UP -> READY."""
+    async with sessions() as session, session.begin():
+        change = await machine.undo(session, student_id=student_id, version=version,
+                                    at=utcnow(), actor=actor, ready_timeout=ready_timeout)
+    await kicker.after(controllers=change.controllers, timers=change.timers,
+                       notifications=change.notifications)
+    return change.student
+
+
+def staff_actions(student: Student) -> tuple[str, ...]:
+    """The transitions staff may start from this card: `ready`, `pickup`, `undo`."""
+    return machine.staff_actions(student.state, student.state_reason)

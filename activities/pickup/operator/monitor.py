@@ -8,12 +8,11 @@ import httpx
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from activities.pickup import monitor
+from activities.pickup import monitor, monitor_tokens
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.kick import Kicker
 from activities.pickup.turnstile_client import TurnstileError
 from activities.pickup.wiring import dev_turnstile_url, turnstile_clients
-from shared.auth import keys_match
 from shared.contracts.pickup import PickupErrorCode
 from shared.db.models import utcnow
 from shared.db.pickup_models import School
@@ -22,17 +21,19 @@ from shared.settings import PickupSettings, Settings
 Sessions = async_sessionmaker[AsyncSession]
 
 
-def check_token(settings: PickupSettings, token: str) -> None:
-    """Refuse a push whose path token is not the configured one (constant-time compare)."""
-    expected = settings.monitor_token
-    if expected is None or not keys_match(token, expected.get_secret_value()):
-        raise pickup_error(PickupErrorCode.MONITOR_UNAUTHORIZED, "Unknown monitor token.")
+async def check_token(sessions: Sessions, settings: PickupSettings, *, school_id: int,
+                      token: str) -> None:
+    """Refuse a push whose path token is not that school's own (constant-time compare)."""
+    fallback = settings.monitor_token.get_secret_value() if settings.monitor_token else None
+    async with sessions() as session:
+        await monitor_tokens.check_token(session, school_id=school_id, token=token,
+                                         fallback=fallback)
 
 
 async def record_exits(sessions: Sessions, kicker: Kicker, *, school_id: int,
                        body: Any) -> list[int]:
     """Students picked up by the access-granted logs of a `/dao` push (repeats change nothing)."""
-    picked, controllers = [], set()
+    picked, controllers, notes = [], set(), 0
     async with sessions() as session, session.begin():
         for log_id, device_user in monitor.granted_users(body if isinstance(body, dict) else {}):
             change = await monitor.record_exit(session, controller=school_id, log_id=log_id,
@@ -40,23 +41,22 @@ async def record_exits(sessions: Sessions, kicker: Kicker, *, school_id: int,
             if change is not None:
                 picked.append(change.student.id)
                 controllers |= change.controllers
-    await kicker.drains(controllers)
+                notes += change.notifications
+    await kicker.drains(controllers, notes > 0)
     return picked
 
 
 async def configure_monitor(sessions: Sessions, settings: Settings, *, school_id: int,
                             public_base_url: str) -> httpx.URL:
-    """Point the school's controller Monitor at our monitor route (token in the path)."""
+    """Point the school's controller Monitor at our monitor route with a new token of the
+    school's own in the path; stored once the controller took it (the old one then stops)."""
     async with sessions() as session:
         school = await session.get(School, school_id)
     if school is None:
         raise not_found("School", school_id)
     pickup = settings.pickup
     base = school.turnstile_url or dev_turnstile_url(settings)
-    if pickup.monitor_token is None:
-        raise pickup_error(PickupErrorCode.TURNSTILE_UNAVAILABLE,
-                           "Set ESTEIRA_PICKUP__MONITOR_TOKEN first.")
-    token = pickup.monitor_token.get_secret_value()
+    token, digest = monitor_tokens.new_token()
     target = httpx.URL(public_base_url.rstrip("/")
                        + f"/api/pickup/turnstile/monitor/{school_id}/{token}")
     async with httpx.AsyncClient() as http:
@@ -64,4 +64,6 @@ async def configure_monitor(sessions: Sessions, settings: Settings, *, school_id
             await turnstile_clients(pickup, http).for_url(base).configure_monitor(target)
         except TurnstileError as exc:
             raise pickup_error(PickupErrorCode.TURNSTILE_UNAVAILABLE, str(exc)) from None
+    async with sessions() as session, session.begin():
+        await monitor_tokens.store_token(session, school_id=school_id, digest=digest)
     return target

@@ -64,6 +64,11 @@ class PreSigningChecks:
             return None
         return Path(approval.staged_path), Fingerprint(job.input_size, job.input_sha256)
 
+    @staticmethod
+    def writes_nothing(job: Job, profile: SigningProfile) -> bool:
+        """`before_signing` of a freshly staged job neither writes, waits nor fails."""
+        return not profile.approval and not cnab240.is_payment_file(job.file_name)
+
     async def before_signing(self, job: Job, profile: SigningProfile, staged: Path,
                              fingerprint: Fingerprint, *, resumed: bool) -> JobResult | None:
         """None to go on signing; a result when the job now waits; PreSigningFailure to fail."""

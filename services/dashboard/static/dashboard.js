@@ -1,4 +1,4 @@
-// Dialogs opened by [data-open] / closed by [data-close], and the pickup board's live feed.
+// Dialogs opened by [data-open] / closed by [data-close] (the pickup board: pickup_board.js).
 (function () {
   "use strict";
   document.addEventListener("click", function (event) {
@@ -18,26 +18,6 @@
     if (event.target.returnFocus) { event.target.returnFocus.focus(); }
   }, true);
 
-  function startBoard() {
-    var board = document.getElementById("board");
-    if (!board || !window.EventSource) { return; }
-    var status = document.getElementById("live-state");
-    var source = new EventSource(board.dataset.events);
-    source.onopen = function () { status.textContent = "Live."; };
-    source.onerror = function () { status.textContent = "Reconnecting…"; };
-    source.addEventListener("StudentStateChanged", function (message) {
-      var data = JSON.parse(message.data);
-      var row = board.querySelector('tr[data-student-id="' + data.student_id + '"]');
-      if (!row) { return; }
-      var chip = document.createElement("span");
-      chip.className = "chip state-" + String(data.to || "").toLowerCase();
-      chip.textContent = data.to;
-      var cell = row.querySelector(".state");
-      cell.replaceChildren(chip);
-      row.querySelector(".since").textContent = data.at;
-    });
-    source.addEventListener("StudentRosterChanged", function () { window.location.reload(); });
-  }
   function openFromHash() {
     // /jobs links a row's "Delete…" to the job page with #delete: open its dialog there.
     if (window.location.hash === "#delete") {
@@ -45,6 +25,5 @@
       if (dialog) { dialog.showModal(); }
     }
   }
-  document.addEventListener("DOMContentLoaded", startBoard);
   document.addEventListener("DOMContentLoaded", openFromHash);
 })();

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from services.simulators.turnstile.schema import WEEKDAY_FIELDS
@@ -24,6 +25,17 @@ class Decision:
     reason: str
     user_id: int = 0
     rule_id: int = 0
+
+
+def find_credential(
+    store: ObjectStore, *, card_value: int | None = None, qrcode: str | None = None, **_: Any
+) -> Row | None:
+    """The card or QR code row presented, if one was presented and is on file."""
+    if card_value is not None:
+        return next((c for c in store.rows["cards"].values() if c["value"] == card_value), None)
+    if qrcode is not None:
+        return next((c for c in store.rows["qrcodes"].values() if c["value"] == qrcode), None)
+    return None
 
 
 def find_user(
@@ -77,11 +89,16 @@ def _rules_for(store: ObjectStore, user_id: int) -> set[int]:
     return direct | via_group
 
 
-def decide(store: ObjectStore, user: Row | None, *, portal_id: int, at: int, tz: str) -> Decision:
+def decide(store: ObjectStore, user: Row | None, *, portal_id: int, at: int, tz: str,
+           credential: Row | None = None) -> Decision:
     """Grant or deny `user` at `portal_id` at Unix time `at` (device-local schedules in `tz`)."""
     if user is None:
         return Decision(NOT_IDENTIFIED, "credential not registered")
     uid = user["id"]
+    if credential is not None and credential["begin_time"] and at < credential["begin_time"]:
+        return Decision(DENIED, "before the credential's begin_time", uid)
+    if credential is not None and credential["end_time"] and at > credential["end_time"]:
+        return Decision(DENIED, "after the credential's end_time", uid)
     if user["begin_time"] and at < user["begin_time"]:
         return Decision(DENIED, "before begin_time", uid)
     if user["end_time"] and at > user["end_time"]:

@@ -107,7 +107,12 @@ class Device:
         at = self.clock.now() if at is None else at
         user = access.find_user(self.store, **credential)
         decision = access.decide(
-            self.store, user, portal_id=portal_id, at=at, tz=self.settings.device_tz
+            self.store,
+            user,
+            portal_id=portal_id,
+            at=at,
+            tz=self.settings.device_tz,
+            credential=access.find_credential(self.store, **credential),
         )
         event = decision.event
         if event == access.GRANTED and not turn:

@@ -64,17 +64,21 @@ TABLES: dict[str, Table] = {
         },
         nullable=frozenset({"user_type_id"}),
     ),
+    # begin_time / end_time on a credential: our extension (0 = no check), so one user's
+    # credentials can carry their own windows; the user's window still applies too.
     "cards": Table(
-        fields={"id": INT, "value": INT, "user_id": INT},
+        fields={"id": INT, "value": INT, "user_id": INT, "begin_time": INT, "end_time": INT},
         required=("value", "user_id"),
         unique=(("value",),),
         parents={"user_id": "users"},
+        defaults={"begin_time": 0, "end_time": 0},
     ),
     "qrcodes": Table(
-        fields={"id": INT, "value": STR, "user_id": INT},
+        fields={"id": INT, "value": STR, "user_id": INT, "begin_time": INT, "end_time": INT},
         required=("value", "user_id"),
         unique=(("value",),),
         parents={"user_id": "users"},
+        defaults={"begin_time": 0, "end_time": 0},
     ),
     "groups": Table(fields={"id": INT, "name": STR}, required=("name",)),
     "user_groups": _link("user_id", "users", "group_id", "groups"),

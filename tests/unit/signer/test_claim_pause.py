@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from sqlalchemy import event
 from sqlmodel import func, select
 
 from activities.signer.operator.pipeline_control import set_paused
@@ -64,4 +65,26 @@ async def test_no_claim_succeeds_after_the_pause_is_answered(settings):
         assert await repository.claim(paused_ids[0], "Resumed.") is Claim.CLAIMED
         assert await repository.claim(paused_ids[0], "Again.") is Claim.NOT_QUEUED
     finally:
+        await engine.dispose()
+
+
+async def test_a_claim_is_its_update_and_its_history_row_nothing_more(settings):
+    # The pause row is read inside the UPDATE (under FOR SHARE on PostgreSQL), not by a
+    # separate round trip before it.
+    await bootstrap(settings)
+    engine = create_engine(settings.sqlalchemy_url)
+    sessions = session_factory(engine)
+    statements: list[str] = []
+
+    def seen(conn, cursor, statement, *args) -> None:
+        statements.append(statement.split()[0].upper())
+
+    try:
+        repository = JobRepository(sessions)
+        job_id = (await _queued(repository, 1))[0]
+        event.listen(engine.sync_engine, "before_cursor_execute", seen)
+        assert await repository.claim(job_id, "Worker started job (t).") is Claim.CLAIMED
+        assert statements == ["UPDATE", "INSERT"]
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", seen)
         await engine.dispose()

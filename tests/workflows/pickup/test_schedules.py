@@ -18,6 +18,7 @@ from shared.contracts.pickup import (
     SweepResult,
     sweep_schedule_id,
 )
+from shared.contracts.pickup_names import DAY_CYCLE_SCHEDULE
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import utcnow
 from shared.db.pickup_models import Student
@@ -38,9 +39,9 @@ CADENCE = {
 async def schedules(temporal_env):
     client = temporal_env.client
     yield client
-    for sweep in Sweep:
+    for schedule_id in [*map(sweep_schedule_id, Sweep), DAY_CYCLE_SCHEDULE]:
         with contextlib.suppress(Exception):  # not created when a test failed early
-            await client.get_schedule_handle(sweep_schedule_id(sweep)).delete()
+            await client.get_schedule_handle(schedule_id).delete()
 
 
 async def test_seven_schedules_skip_overlaps_bound_catchup_and_run_midnight_in_sao_paulo(
@@ -96,9 +97,11 @@ async def test_the_worker_builder_wires_the_domain_and_puts_the_schedules_in_pla
                                                       "test-worker", resources))
     await engine.dispose()
 
-    assert worker.task_queue == "pickup-v1" and len(worker.workflows) == 3
+    assert worker.task_queue == "pickup-v1" and len(worker.workflows) == 4
     names = {getattr(fn, "__temporal_activity_definition").name for fn in worker.activities}
-    assert {"pickup-fire-timer", "pickup-drain-ledger", "pickup-drain-notifications"} <= names
+    assert {"pickup-fire-timer", "pickup-drain-ledger", "pickup-drain-notifications",
+            "pickup-day-cycle-start"} <= names
+    await schedules.get_schedule_handle(DAY_CYCLE_SCHEDULE).describe()
     assert {f"pickup-sweep-{sweep}" for sweep in Sweep} <= names
     for sweep in Sweep:
         await schedules.get_schedule_handle(sweep_schedule_id(sweep)).describe()

@@ -288,3 +288,27 @@ async def test_metrics_count_jobs_by_status_and_profile_and_time_each_stage(sign
     assert completed._value.get() == before + 1
     assert STAGE_SECONDS.labels(stage="sign")._sum.get() > signs_before
     assert IN_FLIGHT.labels(format="Pades")._value.get() == 0
+
+
+async def test_the_staged_row_is_written_with_the_signing_checkpoint_in_one_commit(signer,
+                                                                                  monkeypatch):
+    # Nothing reads the fingerprint between staging and the checkpoint on a plain local job:
+    # both history rows go in the checkpoint's transaction, the staged one first.
+    note = signer.repository.note
+    calls: list[tuple[str, str | None]] = []
+
+    async def recorded(job_id, message, **kwargs):
+        calls.append((message, kwargs.get("preceded_by")))
+        return await note(job_id, message, **kwargs)
+
+    monkeypatch.setattr(signer.repository, "note", recorded)
+    data = make_pdf()
+    job_id = (await signer.enqueue(signer.drop("one-commit.pdf", data))).job_id
+    job = await signer.wait_for(job_id)
+    assert job.status == JobStatus.COMPLETED.value
+    assert [(message, (earlier or "")[:7]) for message, earlier in calls] == [
+        ("Signing (Pades).", "Staged ")]
+    messages = [h.message for h in await signer.history(job_id)]
+    staged = next(i for i, m in enumerate(messages) if m.startswith("Staged "))
+    assert messages[staged + 1] == "Signing (Pades)."
+    assert job.input_size == len(data) and job.input_sha256

@@ -119,7 +119,7 @@ async def test_drain_sends_orders_at_once_each_in_queue_order_and_records_them(w
         await session.commit()
     crowd = Crowd(expected=2)
     stage = _stage(world, crowd)
-    stage._mensageria = FakeMensageria(crowd)  # type: ignore[assignment]
+    stage._sender._mensageria = FakeMensageria(crowd)  # type: ignore[assignment]
 
     result = await stage.drain(TickInput())
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from fastapi import APIRouter, Query
 
 from activities.pickup.operator import audit, monitor
 from activities.pickup.operator import board as operations
+from activities.pickup.operator import day as school_day
 from activities.pickup.operator import ledger as outbound
+from activities.pickup.operator import scope as school_scope
 from services.api.context import ContextDep
-from services.api.routes.pickup.deps import Actor, Kick, Pickup, Sessions
+from services.api.routes.pickup.deps import Actor, Kick, Pickup, SchoolScope, Sessions
 from services.api.routes.pickup.schemas import MonitorTarget, Versioned
 from shared.contracts.pickup import LedgerStatus
 from shared.db.models import as_utc, utcnow
@@ -60,20 +62,46 @@ async def pickup_confirmed(student_id: int, body: Versioned, sessions: Sessions,
     return student.model_dump(mode="json")
 
 
+@router.post("/students/{student_id}/undo")
+async def undo(student_id: int, body: Versioned, sessions: Sessions, actor: Actor, kick: Kick,
+               pickup: Pickup) -> dict[str, Any]:
+    """Undo staff's last step: READY -> AWAITING, or an operator's PICKED_UP -> READY."""
+    student = await operations.undo(
+        sessions, kick, student_id=student_id, version=body.version, actor=actor,
+        ready_timeout=timedelta(minutes=pickup.ready_timeout_minutes))
+    return student.model_dump(mode="json")
+
+
 @router.get("/audit")
 async def audit_trail(sessions: Sessions, entity: str | None = None,
-                      entity_id: int | None = None,
-                      limit: int = Query(100, ge=1, le=1000)) -> list[dict[str, Any]]:
-    """Audit rows, newest first."""
-    rows = await audit.audit_trail(sessions, entity=entity, entity_id=entity_id, limit=limit)
+                      entity_id: int | None = None, student_id: int | None = None,
+                      school_id: int | None = None, day: date | None = None,
+                      limit: int = Query(100, ge=1, le=1000),
+                      scope: SchoolScope = None) -> list[dict[str, Any]]:
+    """Audit rows, newest first; `day` (in the school's zone) needs student_id or school_id."""
+    # A school-scoped key reads its own school's rows only.
+    school_id = school_scope.school_filter(scope, school_id)
+    if student_id is not None:
+        await school_scope.check_student(sessions, scope, student_id)
+    if day is not None:
+        rows = await school_day.audit_of_day(sessions, day=day, student_id=student_id,
+                                             school_id=school_id, limit=limit)
+    else:
+        if student_id is not None:
+            entity, entity_id = "student", student_id
+        rows = await audit.audit_trail(sessions, entity=entity, entity_id=entity_id,
+                                       limit=limit, school_id=school_id if scope else None)
     return [row.model_dump(mode="json") for row in rows]
 
 
 @router.get("/ledger")
 async def ledger(sessions: Sessions, status: LedgerStatus | None = None,
                  controller: int | None = None,
-                 limit: int = Query(100, ge=1, le=1000)) -> dict[str, Any]:
+                 limit: int = Query(100, ge=1, le=1000),
+                 scope: SchoolScope = None) -> dict[str, Any]:
     """Outbound commands (pending ones are not yet confirmed by the controller) and totals."""
+    # Its totals span every controller: an operation for the global key.
+    school_scope.require_global(scope, "The ledger")
     now = utcnow()
     entries, backlog = await outbound.ledger_entries(sessions, status=status,
                                                      controller=controller, limit=limit)

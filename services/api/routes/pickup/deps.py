@@ -10,6 +10,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup.operator.access import guardian_for_header
 from activities.pickup.operator.kicker import Kicker
+from activities.pickup.operator.scope import check_path
 from services.api.context import ContextDep
 from shared.settings import PickupSettings
 
@@ -43,3 +44,16 @@ async def _guardian(sessions: Sessions,
 
 
 GuardianId = Annotated[int, Depends(_guardian)]
+
+
+def _scope(request: Request) -> int | None:
+    # Set by the API key middleware for a school-scoped key; None for the global key.
+    return getattr(request.state, "school_id", None)
+
+
+SchoolScope = Annotated[int | None, Depends(_scope)]
+
+
+async def school_guard(request: Request, sessions: Sessions, scope: SchoolScope) -> None:
+    """404 for a record of another school named in the path (school-scoped keys only)."""
+    await check_path(sessions, scope, request.path_params)

@@ -16,14 +16,15 @@ router = APIRouter(prefix="/turnstile/monitor/{school_id}/{token}")
 async def dao(school_id: int, token: str, request: Request, sessions: Sessions, pickup: Pickup,
               kick: Kick) -> dict[str, Any]:
     """Access-log inserts; an access granted to a READY student's credential is the exit."""
-    monitor.check_token(pickup, token)
+    await monitor.check_token(sessions, pickup, school_id=school_id, token=token)
     picked = await monitor.record_exits(sessions, kick, school_id=school_id,
                                         body=await request.json())
     return {"picked_up": picked}
 
 
 @router.post("/{endpoint}")
-async def other(school_id: int, token: str, endpoint: str, pickup: Pickup) -> dict[str, str]:
+async def other(school_id: int, token: str, endpoint: str, sessions: Sessions,
+                pickup: Pickup) -> dict[str, str]:
     """`catra_event`, `device_is_alive`, …: acknowledged (the `dao` log carries the decision)."""
-    monitor.check_token(pickup, token)
+    await monitor.check_token(sessions, pickup, school_id=school_id, token=token)
     return {"ok": endpoint}

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from services.api.routes.pickup.credential_schemas import CardValue, QrValue
 from shared.contracts.pickup import Kind
+from shared.settings.pickup import DAY_START_PATTERN
 
 
 class _Body(BaseModel):
@@ -20,6 +23,19 @@ class NewSchool(_Body):
     name: str = Field(min_length=1, max_length=200)
     arrival_timeout_minutes: float | None = Field(default=None, gt=0)
     turnstile_url: str | None = Field(default=None, max_length=500)
+    # The school day; defaults `ESTEIRA_PICKUP__DAY_TIME_ZONE` / `…__DAY_START`.
+    time_zone: str | None = Field(default=None, max_length=64)
+    day_start: str | None = Field(default=None, pattern=DAY_START_PATTERN)
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ZoneInfo(value)
+            except (ValueError, ZoneInfoNotFoundError):
+                raise ValueError(f"unknown time zone {value!r}") from None
+        return value
 
 
 class NewStudent(_Body):
@@ -27,13 +43,25 @@ class NewStudent(_Body):
 
     school_id: int
     name: str = Field(min_length=1, max_length=200)
+    # The school's own student number (the roster CSV's key).
+    registration: str | None = Field(default=None, min_length=1, max_length=64)
 
 
 class NewGuardian(_Body):
-    """A guardian."""
+    """A guardian; a card / QR code needs the `school_id` it opens the turnstile of."""
 
     name: str = Field(min_length=1, max_length=200)
     contact: str | None = Field(default=None, max_length=200)
+    cpf: str | None = Field(default=None, min_length=11, max_length=14)
+    school_id: int | None = None
+    card_value: CardValue | None = None
+    qr_value: QrValue | None = None
+
+    @model_validator(mode="after")
+    def _credential_school(self) -> NewGuardian:
+        if (self.card_value is not None or self.qr_value is not None) and self.school_id is None:
+            raise ValueError("a card_value or qr_value needs school_id")
+        return self
 
 
 class NewLink(_Body):
@@ -61,6 +89,8 @@ class NewAuthorizedPerson(_Body):
     kind: Kind
     valid_from: AwareDatetime | None = None
     valid_until: AwareDatetime | None = None
+    card_value: CardValue | None = None
+    qr_value: QrValue | None = None
 
 
 class NewEarlyRelease(_Body):
