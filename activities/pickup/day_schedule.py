@@ -8,7 +8,6 @@ today (an arrival at 07:01) is never reset.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from datetime import timedelta
 
@@ -16,16 +15,12 @@ from temporalio.client import (
     Client,
     Schedule,
     ScheduleActionStartWorkflow,
-    ScheduleAlreadyRunningError,
-    ScheduleIntervalSpec,
     ScheduleOverlapPolicy,
     SchedulePolicy,
-    ScheduleSpec,
     ScheduleState,
-    ScheduleUpdate,
-    ScheduleUpdateInput,
 )
 
+from activities.pickup.schedules import ensure_schedule, every
 from shared.contracts.pickup import RunDayCycleInput
 from shared.contracts.pickup_names import DAY_CYCLE_SCHEDULE, DAY_CYCLE_WORKFLOW, TASK_QUEUE
 from shared.settings import PickupSettings
@@ -37,15 +32,14 @@ DAY_CYCLE_EXECUTION_TIMEOUT = timedelta(minutes=30)
 
 def day_cycle_schedule(settings: PickupSettings) -> Schedule:
     """Every `day_cycle_minutes`, overlap SKIP; a missed run is covered by the next one."""
-    every = timedelta(minutes=settings.day_cycle_minutes)
+    spec, catchup = every(settings.day_cycle_minutes)
     return Schedule(
         action=ScheduleActionStartWorkflow(
             DAY_CYCLE_WORKFLOW, RunDayCycleInput(batch_size=settings.sweep_batch_size),
             id=DAY_CYCLE_SCHEDULE, task_queue=TASK_QUEUE,
             execution_timeout=DAY_CYCLE_EXECUTION_TIMEOUT),
-        spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=every)]),
-        policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP,
-                              catchup_window=max(timedelta(seconds=10), every)),
+        spec=spec,
+        policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP, catchup_window=catchup),
         state=ScheduleState(note="pickup school day: every school's day start"),
     )
 
@@ -54,14 +48,6 @@ async def ensure_day_cycle_schedule(client: Client, settings: PickupSettings) ->
     """Create the schedule, or update it to this spec keeping an operator's pause."""
     if not settings.schedules_enabled:
         return None
-    schedule = day_cycle_schedule(settings)
-    try:
-        await client.create_schedule(DAY_CYCLE_SCHEDULE, schedule)
-    except ScheduleAlreadyRunningError:
-        def keep_state(current: ScheduleUpdateInput) -> ScheduleUpdate:
-            return ScheduleUpdate(schedule=dataclasses.replace(
-                schedule, state=current.description.schedule.state))
-
-        await client.get_schedule_handle(DAY_CYCLE_SCHEDULE).update(keep_state)
+    await ensure_schedule(client, DAY_CYCLE_SCHEDULE, day_cycle_schedule(settings))
     log.info("Pickup day-cycle schedule in place: %s", DAY_CYCLE_SCHEDULE)
     return DAY_CYCLE_SCHEDULE

@@ -33,7 +33,7 @@ SWEEP_EXECUTION_TIMEOUT = timedelta(minutes=30)
 MAX_CATCHUP = timedelta(hours=6)
 
 
-def _every(minutes: float) -> tuple[ScheduleSpec, timedelta]:
+def every(minutes: float) -> tuple[ScheduleSpec, timedelta]:
     interval = timedelta(minutes=minutes)
     # Missed actions older than one interval are pointless: the next run covers them.
     catchup = max(timedelta(seconds=10), min(interval, MAX_CATCHUP))
@@ -49,13 +49,13 @@ def _midnight(time_zone: str) -> tuple[ScheduleSpec, timedelta]:
 def sweep_schedules(settings: PickupSettings) -> dict[Sweep, Schedule]:
     """Each sweep's schedule: cadence from settings, overlap SKIP, bounded catch-up."""
     specs = {
-        Sweep.EXPIRE_AUTHORIZATIONS: _every(settings.authorization_sweep_minutes),
-        Sweep.EXPIRE_EARLY_RELEASES: _every(settings.early_release_sweep_minutes),
+        Sweep.EXPIRE_AUTHORIZATIONS: every(settings.authorization_sweep_minutes),
+        Sweep.EXPIRE_EARLY_RELEASES: every(settings.early_release_sweep_minutes),
         Sweep.DELETE_EXPIRED_LINKS: _midnight(settings.link_sweep_time_zone),
-        Sweep.CLOSE_ARRIVALS: _every(settings.arrival_sweep_minutes),
-        Sweep.REVERT_READY: _every(settings.ready_sweep_minutes),
-        Sweep.PRUNE_TOKENS: _every(settings.token_sweep_hours * 60),
-        Sweep.QUEUE_SNAPSHOT: _every(settings.queue_snapshot_minutes),
+        Sweep.CLOSE_ARRIVALS: every(settings.arrival_sweep_minutes),
+        Sweep.REVERT_READY: every(settings.ready_sweep_minutes),
+        Sweep.PRUNE_TOKENS: every(settings.token_sweep_hours * 60),
+        Sweep.QUEUE_SNAPSHOT: every(settings.queue_snapshot_minutes),
     }
     return {
         sweep: Schedule(
@@ -71,22 +71,25 @@ def sweep_schedules(settings: PickupSettings) -> dict[Sweep, Schedule]:
     }
 
 
+async def ensure_schedule(client: Client, schedule_id: str, schedule: Schedule) -> None:
+    """Create the schedule, or update an existing one to this spec keeping its pause state."""
+    try:
+        await client.create_schedule(schedule_id, schedule)
+    except ScheduleAlreadyRunningError:
+        def keep_state(current: ScheduleUpdateInput) -> ScheduleUpdate:
+            return ScheduleUpdate(schedule=dataclasses.replace(
+                schedule, state=current.description.schedule.state))
+
+        await client.get_schedule_handle(schedule_id).update(keep_state)
+
+
 async def ensure_schedules(client: Client, settings: PickupSettings) -> list[str]:
     """Create each schedule, or update an existing one to this spec (keeping pause state)."""
     if not settings.schedules_enabled:
         return []
     ids = []
     for sweep, schedule in sweep_schedules(settings).items():
-        schedule_id = sweep_schedule_id(sweep)
-        try:
-            await client.create_schedule(schedule_id, schedule)
-        except ScheduleAlreadyRunningError:
-            def keep_state(current: ScheduleUpdateInput,
-                           new: Schedule = schedule) -> ScheduleUpdate:
-                return ScheduleUpdate(schedule=dataclasses.replace(
-                    new, state=current.description.schedule.state))
-
-            await client.get_schedule_handle(schedule_id).update(keep_state)
-        ids.append(schedule_id)
+        await ensure_schedule(client, sweep_schedule_id(sweep), schedule)
+        ids.append(sweep_schedule_id(sweep))
     log.info("Pickup sweep schedules in place: %s", ", ".join(ids), extra=props(Schedules=ids))
     return ids

@@ -31,7 +31,8 @@ class Backlog:
     oldest_pending_seconds: float
 
 
-def _backlog(pending: int, failed: int, oldest: datetime | None, now: datetime) -> Backlog:
+def backlog_at(pending: int, failed: int, oldest: datetime | None, now: datetime) -> Backlog:
+    """A queue's backlog as seen at `now` (the oldest pending one's age never below 0)."""
     age = max(0.0, (now - as_utc(oldest)).total_seconds()) if oldest else 0.0
     return Backlog(pending=pending, failed=failed, oldest_pending_seconds=age)
 
@@ -39,7 +40,7 @@ def _backlog(pending: int, failed: int, oldest: datetime | None, now: datetime) 
 async def ledger_backlog(sessions: Sessions) -> Backlog:
     """The turnstile ledger's backlog."""
     async with sessions() as session:
-        return _backlog(*await queue_backlog(session, LedgerEntry), utcnow())
+        return backlog_at(*await queue_backlog(session, LedgerEntry), utcnow())
 
 
 async def ledger_entries(sessions: Sessions, *, status: LedgerStatus | None,
@@ -54,7 +55,7 @@ async def ledger_entries(sessions: Sessions, *, status: LedgerStatus | None,
     now = utcnow()
     async with sessions() as session:
         entries = list((await session.exec(query)).all())
-        backlog = _backlog(*await queue_backlog(session, LedgerEntry), now)
+        backlog = backlog_at(*await queue_backlog(session, LedgerEntry), now)
     return entries, backlog
 
 
@@ -82,6 +83,6 @@ async def publish_backlogs(sessions: Sessions) -> None:
     async with sessions() as session:
         backlogs = {queue: await queue_backlog(session, model) for queue, model in OUTBOXES}
     for queue, (pending, failed, oldest) in backlogs.items():
-        current = _backlog(pending, failed, oldest, now)
+        current = backlog_at(pending, failed, oldest, now)
         metrics.set_queue(queue, pending=current.pending, failed=current.failed,
                           oldest_seconds=current.oldest_pending_seconds)

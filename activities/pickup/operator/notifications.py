@@ -9,10 +9,10 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from activities.pickup.backlog import queue_backlog
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.kick import Kicker
-from activities.pickup.operator.ledger import Backlog
+from activities.pickup.operator.ledger import Backlog, backlog_at
 from activities.pickup.records import audit
 from shared.contracts.pickup import NotificationStatus, PickupErrorCode
-from shared.db.models import as_utc, utcnow
+from shared.db.models import utcnow
 from shared.db.pickup_models import Notification, Student
 
 Sessions = async_sessionmaker[AsyncSession]
@@ -33,9 +33,8 @@ async def notifications(sessions: Sessions, *, status: NotificationStatus | None
     now = utcnow()
     async with sessions() as session:
         rows = list((await session.exec(query)).all())
-        pending, failed, oldest = await queue_backlog(session, N)
-    age = max(0.0, (now - as_utc(oldest)).total_seconds()) if oldest else 0.0
-    return rows, Backlog(pending=pending, failed=failed, oldest_pending_seconds=age)
+        backlog = backlog_at(*await queue_backlog(session, N), now)
+    return rows, backlog
 
 
 async def requeue(sessions: Sessions, kicker: Kicker, *, notification_id: int,
