@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 import uuid
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
 import httpx
@@ -374,6 +374,8 @@ def main() -> None:
     parser.add_argument("--skip-gateway", action="store_true",
                         help="only the orders end to end and their baseline")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--keep", type=Path,
+                        help="run in this new directory and keep it (logs, store) afterwards")
     parser.add_argument("--serve-baseline", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--secret", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -384,7 +386,10 @@ def main() -> None:
                     log_level="warning")
         return
     secret = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
-    with tempfile.TemporaryDirectory(prefix="esteira-bench-") as tmp:
+    if args.keep:
+        args.keep.mkdir(parents=True)
+    with (nullcontext(str(args.keep)) if args.keep
+          else tempfile.TemporaryDirectory(prefix="esteira-bench-")) as tmp:
         gateway = {} if args.skip_gateway else bench_gateway(args, secret, Path(tmp))
         orders = bench_orders(args, secret, Path(tmp))
     load = os.getloadavg()

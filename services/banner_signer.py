@@ -9,7 +9,9 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
 
-from activities.signer.operator.health import recorded_health, salt_exists
+from activities.signer.operator.folders import unconfigured_folder
+from activities.signer.operator.health import is_keyless, recorded_health, salt_exists
+from activities.signer.operator.policies import describe_policy
 from activities.signer.operator.profiles_admin import list_profiles
 from services.api.signer_probes import NO_PROFILE
 from services.banner import render
@@ -30,15 +32,17 @@ async def signer_rows_and_panel(settings: Settings, sessions: async_sessionmaker
     """
     profiles = await list_profiles(sessions)
     panel_rows: list[tuple[str, str]] = []
-    sources = []
+    sources, folder_notes = [], []
     for profile in profiles:
         ok, detail = await recorded_health(profile, sessions)
-        state = "ok" if ok else "DEGRADED ·"
+        # KEYLESS: the detail is `cert=none (approvers sign)`; nothing was opened for it.
+        state = f"KEYLESS · {detail}" if is_keyless(profile) else "ok" if ok else "DEGRADED ·"
         folder = profile.input_folder or "none (uploads only)"
         flags = [f"format={profile.format}", f"folder={folder}",
                  f"verify={'on' if profile.verify else 'OFF'}",
                  f"validate-cert={'on' if profile.validate_certificate else 'OFF'}",
                  f"encrypt={'on' if profile.encrypt else 'off'}",
+                 f"policy={describe_policy(profile)}",
                  "enabled" if profile.enabled else "DISABLED"]
         panel_rows.append((profile.name, f"{state} {' '.join(flags)}"))
         if profile.enabled and not ok:
@@ -48,6 +52,9 @@ async def signer_rows_and_panel(settings: Settings, sessions: async_sessionmaker
                         profile.name)
         if not profile.validate_certificate:
             log.warning("WARN signing profile %s has ValidateCertificate=false", profile.name)
+        if (stale := unconfigured_folder(profile, settings)) is not None:
+            folder_notes.append(f"\nWARN {stale}")
+            log.warning("WARN %s", stale)
         dev = " [DEV certificate, NOT FOR PRODUCTION]" if profile.is_dev else ""
         sources.append(f"{profile.name}: {detail}{dev}")
     encryption = ("enabled (BSENC v1, salt loaded)" if settings.signing.encryption_passphrase
@@ -56,10 +63,14 @@ async def signer_rows_and_panel(settings: Settings, sessions: async_sessionmaker
                   if settings.signing.encryption_passphrase else "disabled")
     signing = ("ready" if any(p.enabled for p in profiles) else
                f"NOT READY ({NO_PROFILE}): no signing profile configured; nothing is signed")
+    # What each profile's signatures declare, never a blanket claim (`none`: no policy).
+    policies = "; ".join(f"{p.name}: {describe_policy(p)}" for p in profiles)
     rows = [("cert source", "; ".join(sources) or "none (no signing profiles)"),
+            ("signing policy", policies or "none (no signing profiles)"),
             ("encryption", encryption), ("signing", signing),
             ("workers", await workers_row(settings, sessions))]
-    return rows, render("Signing profiles", panel_rows or [("(none)", "")])
+    panel = render("Signing profiles", panel_rows or [("(none)", "")])
+    return rows, panel + "".join(folder_notes)
 
 
 async def workers_row(settings: Settings, sessions: async_sessionmaker[AsyncSession]) -> str:

@@ -13,6 +13,7 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
+from activities.signer.operator.instances import ClusterView, list_instances
 from services.worker.domains import polled_queues
 from services.worker.readiness import worker_probes
 from shared.db.engine import create_engine, describe_store, session_factory
@@ -60,6 +61,7 @@ async def _store_lines(settings: Settings, out: list[str]) -> bool:
                                             )).all()
             jobs = (await session.exec(select(Job.status, func.count()).group_by(Job.status)
                                        )).all()
+        cluster = await list_instances(session_factory(engine), settings)
     except Exception as exc:
         out.append(f"Store         {describe_store(settings.sqlalchemy_url)}: unreachable ({exc})")
         return False
@@ -80,7 +82,26 @@ async def _store_lines(settings: Settings, out: list[str]) -> bool:
                    f"{int(seen.total_seconds())}s ago{flag}")
     if not instances:
         out.append("              (none running)")
+    out += instance_lines(cluster)
     return True
+
+
+def instance_lines(cluster: ClusterView) -> list[str]:
+    """The cluster's instances: state, versions, last signal, stand-downs, the version alarm."""
+    mode = "cluster mode" if cluster.enabled else "cluster mode off"
+    lines = [f"Instances     ({mode}; this is {cluster.me}; no signal after "
+             f"{cluster.stale_after_seconds}s)",
+             "              name                 state      version              last seen"]
+    now = utcnow()
+    for view in cluster.instances:
+        held = f"  STOOD DOWN by {view.changed_by}" if view.stood_down else ""
+        seen = int((now - view.last_seen_at).total_seconds())
+        lines.append(f"              {view.name:<20} {view.state.value:<10} "
+                     f"{','.join(view.versions):<20} {seen}s ago{held}")
+    if cluster.version_mix:
+        lines.append("ALARM         mixed versions across live instances: "
+                     + ", ".join(cluster.version_mix))
+    return lines
 
 
 async def _temporal_lines(settings: Settings, out: list[str]) -> bool:

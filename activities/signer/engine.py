@@ -85,6 +85,19 @@ def allowed_pkcs11_modules() -> frozenset[str]:
     return _ALLOWED_PKCS11_MODULES
 
 
+def warm(certificates: tuple[CertificateSpec, ...] = ()) -> None:
+    """Import the signing stack and open these keys in this process; never raises."""
+    try:
+        from activities.signer.crypto import bsenc, cades, pades, verify, xades  # noqa: F401
+    except Exception:  # the first job reports what can't be imported
+        return
+    for spec in certificates:
+        try:
+            _signer(spec)
+        except Exception:  # the first job with this profile reports it
+            continue
+
+
 def sign(request: SignRequest) -> EngineOutcome:
     """Produce the signed artifact; never raises for a bad document, returns a code."""
     from activities.signer.crypto.cades import sign_cades

@@ -36,6 +36,10 @@ from shared.settings import Settings
 from shared.visibility import start_workflow
 
 log = logging.getLogger("esteira.signer.enqueue")
+# A job born Failed with one of these moved its file to error/<job>/: it left nothing in the
+# folder to hold back, so a file found at that path later is a new drop, judged on its own.
+MOVED_ASIDE_CODES = frozenset({SignerErrorCode.FILE_ALREADY_PROCESSED,
+                               SignerErrorCode.INPUT_INVALID_NAME})
 
 
 class Outcome(StrEnum):
@@ -115,16 +119,20 @@ class Enqueuer:
         if not profile.enabled:
             return EnqueueResult(Outcome.REFUSED, code=SignerErrorCode.PROFILE_DISABLED,
                                  message=f"Profile {profile.name} is disabled.")
-        if source is JobSource.WATCHER:
-            latest = await self.repository.latest_for_path(str(path))
-            if latest and latest.status in (JobStatus.FAILED, JobStatus.CANCELED):
-                # Only an operator's upload, retry or rescan brings such a file back.
-                return EnqueueResult(Outcome.SKIPPED, latest.id,
-                                     message=f"latest job {latest.id} is {latest.status}")
+        checks_name = self.reject_processed_names and source is not JobSource.RETRY
+        # Both questions in one round trip: the watcher asks them of every file it sees.
+        latest, owner = await self.repository.path_and_name(
+            str(path) if source is JobSource.WATCHER else None,
+            path.name if checks_name else None)
+        if latest and latest.status in (JobStatus.FAILED, JobStatus.CANCELED) \
+                and latest.error_code not in MOVED_ASIDE_CODES:
+            # Only an operator's upload, retry or rescan brings such a file back (asked only
+            # for the watcher).
+            return EnqueueResult(Outcome.SKIPPED, latest.id,
+                                 message=f"latest job {latest.id} is {latest.status}")
         if (problem := name_problem(path.name)) is not None:
             return await self._invalid_name(path, source, profile, folder, problem)
-        if self.reject_processed_names and source is not JobSource.RETRY:
-            owner = await self.repository.name_owner(path.name)
+        if checks_name:
             if owner is not None and owner.status in ACTIVE_STATUSES \
                     and owner.original_path.lower() == str(path).lower():
                 # The same file again while its job runs: a duplicate, not a second file.

@@ -13,6 +13,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.signer.health import check_profile, profile_subject
 from activities.signer.lacuna.health import method_health
+from activities.signer.profiles import is_keyless
+from activities.signer.signature_policy import policy_health
 from shared.db.signer_models import SigningProfile
 from shared.findings import read_findings, record_finding
 from shared.settings import Settings
@@ -22,6 +24,8 @@ log = logging.getLogger("esteira.signer.health")
 # RECHECK_SECONDS (opening a PFX costs ~80 ms, a token session more).
 SCAN_SECONDS = 5.0
 RECHECK_SECONDS = 60.0
+# What the banner, readiness and the dashboard say of a KEYLESS profile (never DEGRADED).
+KEYLESS_DETAIL = "cert=none (approvers sign)"
 
 
 def finding_key(profile_name: str) -> str:
@@ -45,6 +49,8 @@ class ProfileHealthReporter:
             profiles = (await session.exec(select(SigningProfile).where(
                 SigningProfile.enabled))).all()
         for profile in profiles:
+            if is_keyless(profile):
+                continue  # no key to open: its approvers sign with their own certificates
             subject = profile_subject(profile)
             last = self._checked.get(profile.name)
             if last and last[0] == subject and time.monotonic() - last[1] < RECHECK_SECONDS:
@@ -52,6 +58,8 @@ class ProfileHealthReporter:
             try:
                 health = await method_health(await check_profile(profile), profile,
                                              self.settings)
+                # The policy document is read and its digest checked here, at every boot.
+                health = await asyncio.to_thread(policy_health, health, profile)
                 ok, detail = health.ok, health.detail
             except Exception as exc:
                 # One profile's unexpected error must not leave the others unchecked (nor
@@ -76,6 +84,8 @@ class ProfileHealthReporter:
 async def recorded_health(profile: SigningProfile,
                           sessions: async_sessionmaker[AsyncSession]) -> tuple[bool, str]:
     """What a worker last found for this version of the profile (read only: opens nothing)."""
+    if is_keyless(profile):
+        return True, KEYLESS_DETAIL
     key = finding_key(profile.name)
     finding = (await read_findings(sessions, [key])).get(key)
     if finding is None:

@@ -38,7 +38,10 @@ class JobSteps:
 
     async def profile(self, job: Job) -> SigningProfile:
         """The job's profile, refused when it is gone or can't do what it says."""
-        profile = await self.repository.profile(job.profile_name or "")
+        return self.usable_profile(job, await self.repository.profile(job.profile_name or ""))
+
+    def usable_profile(self, job: Job, profile: SigningProfile | None) -> SigningProfile:
+        """`profile` (the job's, already read), refused when gone or unable to do its job."""
         if profile is None:
             raise JobFailed(SignerErrorCode.PROFILE_NOT_FOUND,
                             f"Signing profile {job.profile_name!r} does not exist.")

@@ -23,7 +23,8 @@ from activities.signer.lacuna.dispatches import DispatchLog
 from activities.signer.lacuna.methods import RemoteMethods
 from activities.signer.metrics import IN_FLIGHT, INPUTS_DIVERGED, JOBS_FINISHED, STAGE_SECONDS
 from activities.signer.profiles import certificate_spec, output_name
-from activities.signer.repository import Claim, JobRepository
+from activities.signer.repository import Claim, JobRepository, LoadedJob
+from activities.signer.signature_policy import job_policy
 from activities.signer.storage import Fingerprint, StorageError, StorageTree, storage_failure
 from shared.contracts.signer import (
     JobResult,
@@ -78,13 +79,15 @@ class SigningActivities(JobSteps):
     @activity.defn(name=PROCESS_JOB_ACTIVITY)
     async def process_job(self, request: ProcessJobInput) -> JobResult:
         """Run a job from Queued to a terminal state; safe to retry after a lost worker."""
-        job = await self.repository.get(request.job_id)
-        if job is None:
+        # The job, its approval and its profile in one read: a claim needs all three.
+        loaded = await self.repository.load(request.job_id)
+        if loaded is None:
             log.warning("Job %s no longer exists (cleared); nothing to do", request.job_id,
                         extra=props(JobId=request.job_id))
             return JobResult(job_id=request.job_id, status=JobStatus.CANCELED,
                              message="job record removed")
-        if (vetoed := await self.checks.vetoed_in_queue(job)) is not None:
+        job = loaded.job
+        if (vetoed := await self.checks.vetoed_in_queue(job, loaded.approval)) is not None:
             return vetoed  # rejected after its release but before any claim: an ordinary veto
         if JobStatus(job.status) in (JobStatus.PROCESSING, JobStatus.VERIFYING):
             try:
@@ -103,7 +106,7 @@ class SigningActivities(JobSteps):
         in_flight.inc()
         try:
             with STAGE_SECONDS.labels(stage="total").time():
-                return await self._run(job)
+                return await self._run(loaded)
         except (JobFailed, PreSigningFailure) as failure:
             return await self.fail(job, failure.code, failure.message)
         except OSError as exc:
@@ -155,12 +158,15 @@ class SigningActivities(JobSteps):
             return await self.remote.resume_dispatch(self, job, checkpoint)
         return await self.fail(job, SignerErrorCode.JOB_INTERRUPTED, INTERRUPTED_MESSAGE)
 
-    async def _run(self, job: Job) -> JobResult:
-        profile = await self.profile(job)
+    async def _run(self, loaded: LoadedJob) -> JobResult:
+        job = loaded.job
+        profile = self.usable_profile(job, loaded.profile)
         if profile.method == ProfileMethod.SIGNER_FOLDER:
             return await self._remote().sign_folder_document(self, job, profile)
         source = Path(job.original_path)
-        held = await self.checks.held_copy(job)
+        # Only a hold creates the approval row, and only the claim's holder holds: a job that
+        # had none when it was read has none now, and no held copy to resume on.
+        held = None if loaded.approval is None else await self.checks.held_copy(job)
         staged_note: _Note | None = None
         if held is not None:
             staged, fingerprint = held
@@ -187,11 +193,12 @@ class SigningActivities(JobSteps):
         # the same transaction (its own history row first): one commit instead of two.
         earlier = {} if staged_note is None else {"preceded_by": staged_note.message,
                                                   **staged_note.fields}
+        policy = await job_policy(profile, fmt)
         await self.repository.note(job.id, f"Signing ({fmt.value}).", signing_started_at=utcnow(),
                                    **earlier)
         await self.in_pool(engine.sign, engine.SignRequest(
             certificate=certificate_spec(profile), fmt=fmt, staged=str(staged),
-            artifact=str(artifact), policy=profile.policy))
+            artifact=str(artifact), policy=policy))
         await self.transition(job, JobStatus.PROCESSING, JobStatus.VERIFYING,
                                "Signed; verifying." if profile.verify
                                else "Signed; verification disabled by the profile.")
@@ -203,7 +210,8 @@ class SigningActivities(JobSteps):
         await self.in_pool(engine.verify_and_seal, engine.VerifyRequest(
             fmt=SignatureFormat(job.format), staged=str(staged), artifact=str(artifact),
             trust_roots=tuple(profile.trust_roots), validate_chain=profile.validate_certificate,
-            skip=not profile.verify, policy=profile.policy,
+            skip=not profile.verify,
+            policy=await job_policy(profile, SignatureFormat(job.format)),
             encryption_key=self.encryption_key if profile.encrypt else None))
         output = await self._promote(job, artifact)
         return await self._complete(job, profile, Path(job.original_path), fingerprint, output)

@@ -7,7 +7,7 @@ import logging
 import os
 import secrets
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from sqlalchemy.ext.asyncio import async_sessionmaker
@@ -15,7 +15,15 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.signer.engine import CertificateSpec, allowed_pkcs11_modules
+from activities.signer.folder_seed import (
+    default_folder,
+    folders_by_profile,
+    ignored_input_keys,
+    unbound_input_keys,
+)
+from activities.signer.policy_config import check_catalogue_policy, policy_name_alias
 from shared.contracts.signer import SignatureFormat
+from shared.contracts.signer_lacuna import ProfileMethod, ProfileSigners
 from shared.db.signer_models import SigningProfile
 from shared.settings import ConfigurationError, Settings
 
@@ -46,6 +54,8 @@ class ApproverConfig(BaseModel):
 
     name: str = Field(min_length=1, max_length=200)
     email: str = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")
+    # Needed when the approvers are the signers (KEYLESS): the Signer action's identifier.
+    cpf: str | None = Field(default=None, pattern=r"^\d{11}$")
 
 
 class ApprovalConfig(BaseModel):
@@ -73,7 +83,8 @@ class ProfileConfig(BaseModel):
 
     name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     format: Literal["auto", "pades", "cades", "xades"] = "auto"
-    cert_source: Literal["pfx", "pkcs11"] = "pfx"
+    # "none": a KEYLESS profile (signers = Approvers) holds no key.
+    cert_source: Literal["pfx", "pkcs11", "none"] = "pfx"
     pfx_path: str | None = None
     pfx_password_env: str | None = None
     pfx_password_file: str | None = None
@@ -85,6 +96,11 @@ class ProfileConfig(BaseModel):
     verify: bool = True
     validate_certificate: bool = True
     policy: PolicyConfig | None = None
+    # A catalogue policy (AD-RB): the format picks its PAdES/CAdES/XAdES entry; the operator
+    # supplies the policy document and its published SHA-256, checked when a worker boots.
+    policy_name: str | None = None
+    policy_document: str | None = None
+    policy_digest: str | None = None
     encrypt: bool = False
     enabled: bool = True
     input_folder: str | None = None
@@ -95,6 +111,37 @@ class ProfileConfig(BaseModel):
     signer_folder_id: str | None = None
     approval: ApprovalConfig | None = None
     check_cnab240_payment_dates: bool = True
+    # Approvers: KEYLESS — the approval block's people sign at the Lacuna Signer.
+    signers: Literal["Holder", "Approvers"] = "Holder"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _policy_by_name(cls, data: Any) -> Any:
+        return policy_name_alias(data)
+
+    @model_validator(mode="after")
+    def _catalogue_policy(self) -> ProfileConfig:
+        check_catalogue_policy(name=self.policy_name, document=self.policy_document,
+                               digest=self.policy_digest, fmt=self.format,
+                               explicit=self.policy is not None)
+        return self
+
+    @model_validator(mode="after")
+    def _keyless(self) -> ProfileConfig:
+        if self.signers != ProfileSigners.APPROVERS:
+            if self.cert_source == "none":
+                raise ValueError("cert_source none is only for signers Approvers (KEYLESS)")
+            return self
+        if self.approval is None or any(a.cpf is None for a in self.approval.approvers):
+            raise ValueError("signers Approvers needs an approval block whose approvers all "
+                             "have a cpf")
+        if self.pfx_path or self.pkcs11_module or self.signer_flow \
+                or self.method == ProfileMethod.SIGNER_FOLDER:
+            raise ValueError("signers Approvers holds no key and has no flow of its own: "
+                             "leave pfx_path, pkcs11_module, signer_flow and method unset")
+        # The approvers sign at the Lacuna Signer; nothing here holds or opens a key.
+        self.cert_source, self.method = "none", ProfileMethod.LACUNA_SIGNER.value
+        return self
 
 
 def format_for(profile_format: str, file_name: str) -> SignatureFormat:
@@ -158,18 +205,20 @@ async def seed_profiles(sessions: async_sessionmaker[AsyncSession], settings: Se
     async with sessions() as session:
         existing = (await session.exec(select(SigningProfile.name).limit(1))).first()
         if existing is not None:
+            ignored = ignored_input_keys(settings)
             if configured:
                 return ["Signing:Profiles[] is ignored: the operational store already has "
-                        "profiles (edit them through the API)."]
-            return []
+                        "profiles (edit them through the API).", *ignored]
+            return ignored
         if not configured and settings.environment != "Development":
             # Outside Development nothing signs with a generated certificate.
-            return [NO_PROFILE_WARNING]
+            return [NO_PROFILE_WARNING, *unbound_input_keys(settings, set())]
         if not configured:
             configured = [_dev_profile(settings)]
-        warnings, taken = [], set()
+        warnings, taken, from_inputs = [], set(), folders_by_profile(settings)
+        rows: dict[str, SigningProfile] = {}
         for config in configured:
-            folder = config.input_folder
+            folder = config.input_folder or from_inputs.get(config.name.lower())
             if folder and (folder.lower() not in folder_names or folder.lower() in taken):
                 reason = "not configured in Storage:Inputs[]" if folder.lower() not in \
                     folder_names else "already taken by another profile"
@@ -179,22 +228,30 @@ async def seed_profiles(sessions: async_sessionmaker[AsyncSession], settings: Se
             if folder:
                 taken.add(folder.lower())
             data = config.model_dump(exclude={"policy", "input_folder"})
-            session.add(SigningProfile(**data, input_folder=folder,
-                                       policy=config.policy.model_dump() if config.policy
-                                       else None,
-                                       is_dev=config.name == settings.signing.default_profile
-                                       and not settings.signing.profiles))
+            rows[config.name] = SigningProfile(
+                **data, input_folder=folder,
+                policy=config.policy.model_dump() if config.policy else None,
+                is_dev=config.name == settings.signing.default_profile
+                and not settings.signing.profiles)
+            session.add(rows[config.name])
+        # After every explicit choice: a folder naming no profile gets the default, if it has none.
+        default = rows.get(settings.signing.default_profile)
+        if default is not None and default.input_folder is None and \
+                (folder := default_folder(settings, taken)) is not None:
+            default.input_folder = folder
+            taken.add(folder.lower())
         await session.commit()
-    return warnings
+    return warnings + unbound_input_keys(settings, taken)
 
 
 def _dev_profile(settings: Settings) -> ProfileConfig:
-    """A `default` profile bound to `inbox`, signing with a generated dev certificate."""
+    """A `default` profile signing with a generated dev certificate (implicit `inbox`)."""
     bundle = ensure_dev_pki(settings.data_dir.resolve() / DEV_PKI_DIR)
     return ProfileConfig(
         name=settings.signing.default_profile, pfx_path=str(bundle["pfx"]),
         pfx_password_file=str(bundle["password"]), trust_roots=[str(bundle["ca"])],
-        input_folder="inbox",
+        # With Storage:Inputs[] configured, the seed rule binds it like any default profile.
+        input_folder=None if settings.storage.inputs else "inbox",
     )
 
 
@@ -216,6 +273,11 @@ def ensure_dev_pki(directory: Path) -> dict[str, Path]:
     log.warning("Generated a development CA and signing certificate under %s "
                 "(NOT FOR PRODUCTION)", directory)
     return paths
+
+
+def is_keyless(profile: SigningProfile) -> bool:
+    """KEYLESS: the profile's approvers sign (at the Lacuna Signer); it holds no key."""
+    return profile.signers == ProfileSigners.APPROVERS or profile.cert_source == "none"
 
 
 def certificate_spec(profile: SigningProfile) -> CertificateSpec:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
@@ -15,6 +16,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from shared.contracts.signer import ACTIVE_STATUSES, JobStatus
 from shared.db.models import OperationalEvent, PipelineState, utcnow
+from shared.db.signer_approval_models import JobApproval
 from shared.db.signer_models import Job, JobHistory, SigningProfile
 
 
@@ -30,6 +32,19 @@ class Claim(StrEnum):
     PAUSED = "paused"
     # No longer Queued (canceled, cleared, or claimed by another attempt).
     NOT_QUEUED = "not-queued"
+
+
+@dataclass(frozen=True)
+class LoadedJob:
+    """A job row with its approval row and its profile row (None where there is none)."""
+
+    job: Job
+    approval: JobApproval | None
+    profile: SigningProfile | None
+
+
+# The statuses in which a job holds its file name against a new drop of the same name.
+_NAME_HOLDERS = (JobStatus.COMPLETED.value, *(s.value for s in ACTIVE_STATUSES))
 
 
 def new_job_id() -> str:
@@ -78,6 +93,16 @@ class JobRepository:
         """One job by id."""
         async with self.sessions() as session:
             return await session.get(Job, job_id)
+
+    async def load(self, job_id: str) -> LoadedJob | None:
+        """A job with its approval and profile rows, in one statement (a claim reads all)."""
+        async with self.sessions() as session:
+            row = (await session.exec(
+                select(Job, JobApproval, SigningProfile)
+                .outerjoin(JobApproval, JobApproval.job_id == Job.id)
+                .outerjoin(SigningProfile, SigningProfile.name == Job.profile_name)
+                .where(Job.id == job_id))).first()
+        return None if row is None else LoadedJob(*row)
 
     async def transition(self, job_id: str, expected: Iterable[JobStatus], to: JobStatus,
                          message: str, *, code: str | None = None,
@@ -149,12 +174,35 @@ class JobRepository:
 
     async def name_owner(self, file_name: str) -> Job | None:
         """A Completed or active job that already has this file name (host-wide, any case)."""
-        holding = [JobStatus.COMPLETED.value, *(s.value for s in ACTIVE_STATUSES)]
         async with self.sessions() as session:
             return (await session.exec(
                 select(Job).where(func.lower(Job.file_name) == file_name.lower(),
-                                  Job.status.in_(holding))
+                                  Job.status.in_(_NAME_HOLDERS))
                 .order_by(Job.created_at).limit(1))).first()
+
+    async def path_and_name(self, original_path: str | None, file_name: str | None
+                            ) -> tuple[Job | None, Job | None]:
+        """`latest_for_path` and `name_owner` in one statement (None: that one isn't asked)."""
+        parts = []
+        if original_path is not None:
+            parts.append(select(Job.id).where(
+                func.lower(Job.original_path) == original_path.lower())
+                .order_by(Job.created_at.desc()).limit(1).correlate(None).scalar_subquery())
+        if file_name is not None:
+            parts.append(select(Job.id).where(
+                func.lower(Job.file_name) == file_name.lower(), Job.status.in_(_NAME_HOLDERS))
+                .order_by(Job.created_at).limit(1).correlate(None).scalar_subquery())
+        if not parts:
+            return None, None
+        async with self.sessions() as session:
+            rows = (await session.exec(select(Job).where(Job.id.in_(parts)))).all()
+        # At most two rows, each the answer to one question: sorted out as SQL chose them.
+        on_path = [r for r in rows if original_path is not None
+                   and r.original_path.lower() == original_path.lower()]
+        holders = [r for r in rows if file_name is not None and r.status in _NAME_HOLDERS
+                   and r.file_name.lower() == file_name.lower()]
+        return (max(on_path, key=lambda r: r.created_at, default=None),
+                min(holders, key=lambda r: r.created_at, default=None))
 
     async def unstarted_queued(self, created_before: datetime, limit: int = 500) -> list[str]:
         """Queued jobs whose workflow start was never confirmed, created before a moment."""

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
 
 from sqlmodel import select
 
@@ -19,6 +17,7 @@ from activities.signer.lacuna.methods import RemoteMethods
 from activities.signer.metrics import PIPELINE_PAUSED
 from activities.signer.pipeline import SigningActivities
 from activities.signer.repository import JobRepository
+from activities.signer.signing_pool import signing_pool, start_all
 from activities.signer.storage import StorageTree
 from shared.contracts.signer import task_queues
 from shared.db.signer_models import SigningProfile
@@ -42,11 +41,12 @@ async def _workers(deps: WorkerDeps) -> list[DomainWorker]:
     """Wire the signing activities with a process pool sized to the concurrency."""
     settings = deps.settings
     concurrency = await max_concurrency(deps)
-    # Processes, not threads: pyHanko's signing is CPU-bound Python and threads don't scale it.
-    pool = ProcessPoolExecutor(max_workers=min(concurrency, os.cpu_count() or 1),
-                               mp_context=multiprocessing.get_context("spawn"),
-                               initializer=deps.pool_initializer)
+    size = min(concurrency, os.cpu_count() or 1)
+    pool = signing_pool(size, deps.pool_initializer, await enabled_profiles(deps))
     deps.resources.callback(pool.shutdown, wait=True, cancel_futures=True)
+    # Warmed before the signing queue is polled (and readiness says so): the first jobs
+    # neither wait on nor pay for the imports and the key loads.
+    await start_all(pool, size)
     storage = StorageTree(settings.storage_root,
                           read_attempts=settings.pipeline.input_read_attempts)
     storage.ensure()
@@ -90,3 +90,10 @@ async def max_concurrency(deps: WorkerDeps) -> int:
                     "PKCS#11, whose sessions don't sign in parallel", wanted, ", ".join(tokens))
         return 1
     return wanted
+
+
+async def enabled_profiles(deps: WorkerDeps) -> list[SigningProfile]:
+    """The enabled profiles, whose keys the signing pool opens ahead."""
+    async with deps.sessions() as session:
+        return list((await session.exec(select(SigningProfile).where(
+            SigningProfile.enabled))).all())

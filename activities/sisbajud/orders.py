@@ -91,39 +91,49 @@ class OrderActivities:
 
     @activity.defn(name=BEGIN_REVISION_ACTIVITY)
     async def begin_revision(self, request: BeginRevisionInput) -> BeginRevisionResult:
-        """Claim the revision unless this or a later one was begun by another run."""
-        order = request.order
+        """Claim the revision unless this or a later one was begun by another run; a claim
+        that starts queues `accepted` (if given) in its transaction and then sends it."""
         async with self._sessions() as session:
-            values = dict(
-                revision=order.revision, run_id=request.run_id, operation=order.operation.value,
-                institution_id=order.institution_id, parent_order_id=order.parent_order_id,
-                document=order.document, requested_amount=str(order.amount),
-                state=OrderState.EXECUTING.value, execution_state=None, effect=None,
-                reason_code=None, executed_amount=None, transaction_id=None,
-                deadline=order.deadline, detail=None, updated_at=utcnow())
-            if await insert_ignore(session, SisbajudOrder,
-                                   {"order_id": order.order_id, "created_at": utcnow(), **values},
-                                   ["order_id"]):
-                await session.commit()
-                return BeginRevisionResult(started=True)
-            row = await session.get(SisbajudOrder, order.order_id)
-            assert row is not None
-            if row.revision == order.revision and row.run_id == request.run_id:
-                return BeginRevisionResult(started=True)  # this run's claim, retried
-            # Begun by another run (or superseded): a redelivery, nothing to do. Rows only
-            # settled from a fetch (withdrawn, parked) were never begun and may be.
-            if row.revision > order.revision or (row.revision == order.revision
-                                                 and row.run_id is not None):
-                return BeginRevisionResult(started=False)
-            # Conditional on what was read: of two racing runs, one wins.
-            result = await session.exec(
-                update(SisbajudOrder)
-                .where(SisbajudOrder.order_id == order.order_id,
-                       SisbajudOrder.revision == row.revision,
-                       SisbajudOrder.state == row.state)
-                .values(**values))  # type: ignore[call-overload]
+            started = await self._claim(session, request)
+            pending: list[SisbajudOutbox] = []
+            if started and request.accepted is not None:
+                await _queue(session, request.accepted, mark_order=False)
+                pending = await claim_order(session, request.order.order_id)
             await session.commit()
-            return BeginRevisionResult(started=bool(result.rowcount))
+        await self._send(pending)
+        return BeginRevisionResult(started=started)
+
+    async def _claim(self, session: AsyncSession, request: BeginRevisionInput) -> bool:
+        order = request.order
+        accepted = request.accepted.result.execution_state.value if request.accepted else None
+        values = dict(
+            revision=order.revision, run_id=request.run_id, operation=order.operation.value,
+            institution_id=order.institution_id, parent_order_id=order.parent_order_id,
+            document=order.document, requested_amount=str(order.amount),
+            state=OrderState.EXECUTING.value, execution_state=accepted, effect=None,
+            reason_code=None, executed_amount=None, transaction_id=None,
+            deadline=order.deadline, detail=None, updated_at=utcnow())
+        if await insert_ignore(session, SisbajudOrder,
+                               {"order_id": order.order_id, "created_at": utcnow(), **values},
+                               ["order_id"]):
+            return True
+        row = await session.get(SisbajudOrder, order.order_id)
+        assert row is not None
+        if row.revision == order.revision and row.run_id == request.run_id:
+            return True  # this run's claim, retried
+        # Begun by another run (or superseded): a redelivery, nothing to do. Rows only
+        # settled from a fetch (withdrawn, parked) were never begun and may be.
+        if row.revision > order.revision or (row.revision == order.revision
+                                             and row.run_id is not None):
+            return False
+        # Conditional on what was read: of two racing runs, one wins.
+        result = await session.exec(
+            update(SisbajudOrder)
+            .where(SisbajudOrder.order_id == order.order_id,
+                   SisbajudOrder.revision == row.revision,
+                   SisbajudOrder.state == row.state)
+            .values(**values))  # type: ignore[call-overload]
+        return bool(result.rowcount)
 
     @activity.defn(name=CHECK_OWNERSHIP_ACTIVITY)
     async def check_ownership(self, request: CheckOwnershipInput) -> OwnershipResult:
@@ -134,19 +144,9 @@ class OrderActivities:
     @activity.defn(name=QUEUE_RESULT_ACTIVITY)
     async def queue_result(self, request: QueueResultInput) -> SettleResult:
         """A progress result into the outbox under its own key; the order row shows it."""
-        result = request.result
         async with self._sessions() as session:
-            queued = await insert_ignore(session, SisbajudOutbox, {
-                "idempotency_key": request.result_key, "order_id": result.order_id,
-                "revision": result.order_revision, "payload": result_to_wire(result),
-                "state": "PENDING", "attempts": 0, "created_at": utcnow(),
-                "next_attempt_at": utcnow()}, ["idempotency_key"])
-            if queued:
-                await session.exec(update(SisbajudOrder).where(  # type: ignore[call-overload]
-                    SisbajudOrder.order_id == result.order_id,
-                    SisbajudOrder.revision == result.order_revision,
-                ).values(execution_state=result.execution_state.value))
-            pending = await claim_order(session, result.order_id)
+            queued = await _queue(session, request)
+            pending = await claim_order(session, request.result.order_id)
             await session.commit()
         await self._send(pending)
         return SettleResult(changed=queued)
@@ -207,6 +207,24 @@ class OrderActivities:
         # Queued and committed first, so a send that fails (or a crash) leaves the row to
         # the tick's drain under the same key; sent now, the result needs no tick at all.
         await send_bounded(self._sender, pending, DIRECT_SEND_SECONDS)
+
+
+async def _queue(session: AsyncSession, request: QueueResultInput, *,
+                 mark_order: bool = True) -> bool:
+    """Add a progress result to the outbox (once per key) and, unless the caller wrote it
+    already, its state to the order row; True when it was new."""
+    result = request.result
+    queued = await insert_ignore(session, SisbajudOutbox, {
+        "idempotency_key": request.result_key, "order_id": result.order_id,
+        "revision": result.order_revision, "payload": result_to_wire(result),
+        "state": "PENDING", "attempts": 0, "created_at": utcnow(),
+        "next_attempt_at": utcnow()}, ["idempotency_key"])
+    if queued and mark_order:
+        await session.exec(update(SisbajudOrder).where(  # type: ignore[call-overload]
+            SisbajudOrder.order_id == result.order_id,
+            SisbajudOrder.revision == result.order_revision,
+        ).values(execution_state=result.execution_state.value))
+    return queued
 
 
 async def _close_decisions(session: AsyncSession, request: SettleInput) -> None:

@@ -14,9 +14,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.sisbajud.clients import MensageriaClient, UpstreamError, error_code
-from activities.sisbajud.metrics import RESULTS_SENT
-from activities.sisbajud.store import raise_alarm
-from shared.contracts.sisbajud import AlarmCode
+from activities.sisbajud.outbox_record import Outcome, SendRecorder
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudOutbox
 from shared.settings import Settings
@@ -25,8 +23,6 @@ from shared.settings import Settings
 # store step's timeout), and beyond the drain stage's timeout.
 ORDER_CLAIM_SECONDS = 45.0
 DRAIN_CLAIM_SECONDS = 150.0
-# (row, "sent" | "retry" | "parked", the row's new values, the failure's detail)
-Outcome = tuple[SisbajudOutbox, str, dict, str]
 log = logging.getLogger("esteira.sisbajud")
 
 
@@ -36,8 +32,8 @@ class ResultSender:
     def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession],
                  mensageria: MensageriaClient) -> None:
         self._settings = settings
-        self._sessions = sessions
         self._mensageria = mensageria
+        self._recorder = SendRecorder(sessions)
 
     async def send_in_turn(self, rows: list[SisbajudOutbox]) -> int:
         """Send one order's claimed rows oldest first, stopping at the first that fails (it and
@@ -51,7 +47,9 @@ class ResultSender:
                 if outcome[1] != "sent":
                     break
         finally:
-            await self.record(outcomes, untried=rows[len(outcomes):])
+            # Shielded: a send cut short (its time is up, its store step cancelled) still
+            # records what went out and releases the rest now, not when the claim expires.
+            await asyncio.shield(self.record(outcomes, untried=rows[len(outcomes):]))
         return sum(o[1] == "sent" for o in outcomes)
 
     async def send(self, row: SisbajudOutbox) -> Outcome:
@@ -78,30 +76,12 @@ class ResultSender:
 
     async def record(self, outcomes: list[Outcome],
                      untried: Iterable[SisbajudOutbox] = ()) -> None:
-        """Each sent row's new state (and an alarm per refused one) in one commit, and the
+        """Each sent row's new state (and an alarm per refused one) committed, and the
         claim on `untried` rows given up; a row another sender already settled keeps its
         state."""
         untried_ids = [r.id for r in untried]
-        if not outcomes and not untried_ids:
-            return
-        async with self._sessions() as session:
-            if untried_ids:
-                await session.exec(update(SisbajudOutbox).where(  # type: ignore[call-overload]
-                    SisbajudOutbox.id.in_(untried_ids),  # type: ignore[union-attr]
-                    SisbajudOutbox.state == "PENDING",
-                ).values(next_attempt_at=utcnow())
-                    .execution_options(synchronize_session=False))
-            for row, outcome, values, detail in outcomes:
-                await session.exec(update(SisbajudOutbox).where(  # type: ignore[call-overload]
-                    SisbajudOutbox.id == row.id, SisbajudOutbox.state == "PENDING"
-                ).values(**values))
-                if outcome == "parked":
-                    await raise_alarm(session, AlarmCode.RESULT_REJECTED.value,
-                                      f"Mensageria refused result {row.idempotency_key}: "
-                                      f"{detail}", order_id=row.order_id)
-            await session.commit()
-        for _, outcome, _, _ in outcomes:
-            RESULTS_SENT.labels(outcome).inc()
+        if outcomes or untried_ids:
+            await self._recorder.record(outcomes, untried_ids)
 
 
 async def sendable(session: AsyncSession, rows: Iterable[SisbajudOutbox]

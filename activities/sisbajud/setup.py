@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from datetime import timedelta
@@ -20,6 +21,7 @@ from temporalio.client import (
     SchedulePolicy,
     ScheduleSpec,
     ScheduleUpdate,
+    ScheduleUpdateInput,
 )
 
 from activities.sisbajud.clients import (
@@ -100,8 +102,12 @@ async def ensure_tick_schedule(client: Client, settings: Settings) -> str:
     try:
         await client.create_schedule(schedule_id, schedule)
     except ScheduleAlreadyRunningError:
-        await client.get_schedule_handle(schedule_id).update(
-            lambda _: ScheduleUpdate(schedule=schedule))
+        # A restart brings the spec up to date but keeps an operator's pause (and its note).
+        def keep_state(current: ScheduleUpdateInput) -> ScheduleUpdate:
+            return ScheduleUpdate(schedule=dataclasses.replace(
+                schedule, state=current.description.schedule.state))
+
+        await client.get_schedule_handle(schedule_id).update(keep_state)
     log.info("Tick schedule %s every %ss", schedule_id, settings.sisbajud.tick_every_seconds)
     return schedule_id
 

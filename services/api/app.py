@@ -18,6 +18,7 @@ from services.api.routes import (
     pickup,
     signer,
     signer_approvals,
+    signer_instances,
     signer_lacuna,
     sisbajud,
     system,
@@ -47,6 +48,7 @@ def create_app(context: ApiContext) -> FastAPI:
     app.include_router(signer.router)
     app.include_router(signer_approvals.router)
     app.include_router(signer_lacuna.router)
+    app.include_router(signer_instances.router)
     app.include_router(pickup.router)
     app.include_router(sisbajud.router)
     install_dashboard(app, context)

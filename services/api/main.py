@@ -33,7 +33,7 @@ async def run_api(settings: Settings) -> None:
                 create_app(context), host=settings.host, port=settings.ports.api,
                 log_config=None, access_log=False, timeout_graceful_shutdown=10,
             )
-            async with registered_instance(sessions, "api"):
+            async with registered_instance(sessions, "api", settings.cluster):
                 log.info("REST API listening on http://%s:%s", settings.host, settings.ports.api)
                 await uvicorn.Server(config).serve()
     finally:

@@ -89,7 +89,7 @@ async def run_grpc(settings: Settings) -> None:
     address = f"{settings.host}:{settings.ports.grpc}"
     try:
         add_port(grpc_server.server, address, settings.grpc)
-        async with registered_instance(sessions, "grpc"):
+        async with registered_instance(sessions, "grpc", settings.cluster):
             await grpc_server.start()
             log.info("gRPC server listening on %s (%s)", address,
                      "TLS" if settings.grpc.tls else "plaintext")

@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import watchfiles
@@ -29,8 +30,11 @@ class FolderWatcher:
 
     def __init__(self, folder: InputFolderSettings, path: Path, *, enqueuer: Enqueuer,
                  repository: JobRepository, states: FolderStateStore, stability_seconds: float,
-                 poll_seconds: float, max_failures: int) -> None:
+                 poll_seconds: float, max_failures: int,
+                 held: Callable[[], bool] | None = None) -> None:
         self.folder = folder
+        # True while this instance is stood down: files settle here and wait to be enqueued.
+        self.held = held or (lambda: False)
         self.path = path
         self.enqueuer = enqueuer
         self.repository = repository
@@ -106,7 +110,7 @@ class FolderWatcher:
     async def _tick_for(self, seconds: float, stop: asyncio.Event) -> None:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not stop.is_set():
-            if self._profile is not None:
+            if self._profile is not None and not self.held():
                 ready = self.tracker.ready(time.monotonic())
                 # A burst of arrivals is enqueued in parallel batches: each enqueue waits on a
                 # workflow start, and one at a time that round trip caps the intake.

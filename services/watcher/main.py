@@ -13,10 +13,11 @@ from activities.signer.operator.signer_folders import signer_folder_scans
 from activities.signer.operator.wiring import Enqueuer, JobRepository
 from services.process import connect_when_available, stop_event
 from services.watcher.folder import FolderWatcher
+from services.watcher.stand_down import StandDownFollower
 from services.watcher.state import FolderStateStore
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import utcnow
-from shared.instances import registered_instance
+from shared.instances import cluster_instance_name, registered_instance
 from shared.settings import Settings
 
 # A Queued row whose workflow start was lost (Temporal down at that moment) is started again
@@ -37,23 +38,29 @@ async def run_watcher(settings: Settings) -> None:
         repository = wiring.repository(sessions)
         enqueuer = wiring.enqueuer(sessions, settings, client)
         states = FolderStateStore(sessions)
+        stand_down = StandDownFollower(
+            sessions, cluster_instance_name(settings.cluster) if settings.cluster.enabled
+            else None, settings.pipeline.poll_interval_seconds)
+        await stand_down.read()  # a stood-down instance restarts stood down
         watchers = {
             folder.name: FolderWatcher(
                 folder, settings.input_folder_path(folder), enqueuer=enqueuer,
                 repository=repository, states=states,
                 stability_seconds=settings.pipeline.stability_window_seconds,
                 poll_seconds=settings.pipeline.poll_interval_seconds,
-                max_failures=settings.pipeline.max_consecutive_enqueue_failures)
+                max_failures=settings.pipeline.max_consecutive_enqueue_failures,
+                held=stand_down.held)
             for folder in settings.effective_inputs
         }
         # Signer folders are input folders of another kind: the watcher discovers them too.
-        async with registered_instance(sessions, "watcher"), \
+        async with registered_instance(sessions, "watcher", settings.cluster), \
                 signer_folder_scans(settings, repository, enqueuer, stop) as scans:
             log.info("Watching %s folder(s): %s", len(watchers), ", ".join(watchers))
             await asyncio.gather(
                 *(watcher.run(stop) for watcher in watchers.values()),
                 _hand_back_diverged(sessions, watchers, stop, settings),
-                _start_orphaned_queued(repository, enqueuer, stop), *scans)
+                _start_orphaned_queued(repository, enqueuer, stop), stand_down.run(stop),
+                *scans)
     finally:
         await engine.dispose()
 

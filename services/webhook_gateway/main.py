@@ -31,7 +31,7 @@ async def run_webhook(settings: Settings) -> None:
         app = create_app(GatewayDeps(scheme, sessions, orders))
         config = uvicorn.Config(app, host=settings.host, port=settings.ports.webhook,
                                 log_config=None, access_log=False, timeout_graceful_shutdown=10)
-        async with registered_instance(sessions, "webhook"):
+        async with registered_instance(sessions, "webhook", settings.cluster):
             log.info("Webhook gateway listening on http://%s:%s%s", settings.host,
                      settings.ports.webhook, WEBHOOK_PATH)
             await uvicorn.Server(config).serve()

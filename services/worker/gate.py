@@ -12,6 +12,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.worker import Worker
 
 from shared.db.pipeline import read_pipeline_state
+from shared.instances import read_stood_down
 
 log = logging.getLogger("esteira.worker.gate")
 
@@ -20,13 +21,17 @@ class PauseGatedWorker:
     """Starts the worker when the pipeline runs, shuts it down (draining) when it pauses.
 
     A paused queue has no poller at all, so thousands of waiting jobs cost no CPU; activities
-    already running finish, because shutdown waits for them.
+    already running finish, because shutdown waits for them. With `instance` (cluster mode)
+    an operator's stand-down of that instance closes the gate the same way.
     """
 
     def __init__(self, make_worker: Callable[[], Worker],
                  sessions: async_sessionmaker[AsyncSession], poll_seconds: float,
-                 on_read: Callable[[bool], None] | None = None) -> None:
+                 on_read: Callable[[bool], None] | None = None, *,
+                 instance: str | None = None) -> None:
         self._make_worker = make_worker
+        self._instance = instance
+        self.stood_down = False
         self._on_read = on_read
         self._sessions = sessions
         self._poll_seconds = poll_seconds
@@ -63,13 +68,20 @@ class PauseGatedWorker:
         try:
             async with self._sessions() as session:
                 paused = (await read_pipeline_state(session)).paused
+                stood_down = self._instance is not None \
+                    and await read_stood_down(session, self._instance)
         except Exception as exc:
             # The store can't tell us: keep doing whatever we were doing.
             log.warning("Could not read the pause state: %s", exc)
             return self._worker is None
         if self._on_read is not None:
             self._on_read(paused)
-        return paused
+        if stood_down != self.stood_down:
+            log.warning("Instance %s %s", self._instance,
+                        "stood down: no new claims; in-flight jobs finish" if stood_down
+                        else "resumed: claiming jobs again")
+        self.stood_down = stood_down
+        return paused or stood_down
 
     async def _follow(self, paused: bool) -> None:
         if self._running is not None and self._running.done():

@@ -6,20 +6,22 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import Sequence
 from datetime import timedelta
 from functools import partial
 
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
-from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+from temporalio.worker import Interceptor, UnsandboxedWorkflowRunner, Worker
 
 from services.parent_death import exit_with
 from services.process import connect_when_available, stop_event
 from services.worker.domains import build
 from services.worker.gate import PauseGatedWorker
+from services.worker.stand_down import StandDownRefusal
 from shared.db.engine import create_engine, session_factory
-from shared.instances import instance_id, registered_instance
+from shared.instances import cluster_instance_name, instance_id, registered_instance
 from shared.logs import props
 from shared.metrics import bridged_runtime
 from shared.settings import Settings
@@ -42,14 +44,19 @@ async def run_worker(settings: Settings, domains: list[str]) -> None:
             client = await connect_when_available(settings, stop, runtime)
             if client is None:
                 return
-            ident = await resources.enter_async_context(registered_instance(sessions, "worker"))
+            ident = await resources.enter_async_context(registered_instance(
+                sessions, "worker", settings.cluster))
             deps = worker_deps(settings, sessions, ident, resources)
             gated: list[PauseGatedWorker] = []
             for domain_worker in await build(domains, deps):
                 if domain_worker.pausable:
+                    name = stand_down_name(settings)
+                    refusal = [StandDownRefusal(sessions, name)] if name else []
                     gated.append(PauseGatedWorker(
-                        lambda dw=domain_worker: make_worker(client, dw, PAUSE_DRAIN), sessions,
-                        settings.pipeline.poll_interval_seconds, domain_worker.on_pause_read))
+                        lambda dw=domain_worker, r=refusal: make_worker(client, dw, PAUSE_DRAIN,
+                                                                        r),
+                        sessions, settings.pipeline.poll_interval_seconds,
+                        domain_worker.on_pause_read, instance=name))
                 else:
                     await resources.enter_async_context(make_worker(client, domain_worker))
                 log.info("Worker serving %s", domain_worker.task_queue,
@@ -65,6 +72,11 @@ async def run_worker(settings: Settings, domains: list[str]) -> None:
         await engine.dispose()
 
 
+def stand_down_name(settings: Settings) -> str | None:
+    """The instance whose stand-down holds this worker; only cluster mode has stand-downs."""
+    return cluster_instance_name(settings.cluster) if settings.cluster.enabled else None
+
+
 def worker_deps(settings: Settings, sessions: async_sessionmaker[AsyncSession],
                 ident: str, resources: contextlib.AsyncExitStack) -> WorkerDeps:
     """What this process lends the domain builders."""
@@ -74,7 +86,8 @@ def worker_deps(settings: Settings, sessions: async_sessionmaker[AsyncSession],
 
 
 def make_worker(client: Client, domain_worker: DomainWorker,
-                drain: timedelta = GRACEFUL_SHUTDOWN) -> Worker:
+                drain: timedelta = GRACEFUL_SHUTDOWN,
+                interceptors: Sequence[Interceptor] = ()) -> Worker:
     """A Temporal worker for one domain queue; `drain` is how long in-flight work may finish."""
     return Worker(
         client,
@@ -85,5 +98,6 @@ def make_worker(client: Client, domain_worker: DomainWorker,
         **({"workflow_runner": UnsandboxedWorkflowRunner()} if domain_worker.unsandboxed
            else {}),
         graceful_shutdown_timeout=drain,
+        interceptors=interceptors,
         identity=f"{instance_id('worker')}:{domain_worker.task_queue}",
     )

@@ -89,6 +89,8 @@ class SignerErrorCode(StrEnum):
     UPLOAD_DISABLED = "upload.disabled"
     UPLOAD_TOO_LARGE = "upload.too-large"
     PIPELINE_RACE_LOST = "pipeline.race-lost"
+    INSTANCE_NOT_FOUND = "instance.not-found"
+    INSTANCE_CLUSTER_DISABLED = "instance.cluster-disabled"
     SIGNING_FAILED = "signing.failed"
 
 

@@ -17,6 +17,8 @@ SIGNER_ERRORS = ErrorTable({
     SignerErrorCode.JOB_REJECTED_NOT_RETRIABLE: Refusal.CONFLICT,
     SignerErrorCode.FILE_ALREADY_PROCESSED: Refusal.CONFLICT,
     SignerErrorCode.PIPELINE_RACE_LOST: Refusal.STALE,
+    SignerErrorCode.INSTANCE_NOT_FOUND: Refusal.NOT_FOUND,
+    SignerErrorCode.INSTANCE_CLUSTER_DISABLED: Refusal.CONFLICT,
     SignerErrorCode.UPLOAD_DISABLED: Refusal.CONFLICT,
     SignerErrorCode.PROFILE_DISABLED: Refusal.CONFLICT,
     SignerErrorCode.UPLOAD_TOO_LARGE: Refusal.TOO_LARGE,

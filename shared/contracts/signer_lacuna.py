@@ -29,6 +29,13 @@ class ProfileMethod(StrEnum):
     SIGNER_FOLDER = "SignerFolder"
 
 
+class ProfileSigners(StrEnum):
+    """Who signs a profile's jobs: its own key's holder, or (KEYLESS) its approvers."""
+
+    HOLDER = "Holder"
+    APPROVERS = "Approvers"
+
+
 class RemoteState(StrEnum):
     """Where a dispatched document stands, as the workflow needs to know it."""
 
@@ -54,6 +61,8 @@ class LacunaErrorCode(StrEnum):
     FOLDER_MOVED_ON = "signer-folder.moved-on"
     FOLDER_NOT_FOUND = "signer-folder.folder-not-found"
     FOLDER_UPLOAD_FAILED = "signer-folder.upload-failed"
+    # KEYLESS: the concluded document lacks a signature of an approver whose action is done.
+    APPROVER_SIGNATURE_MISSING = "signer.approver-signature-missing"
 
 
 class CheckRemoteInput(BaseModel):

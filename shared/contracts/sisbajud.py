@@ -249,10 +249,12 @@ class FetchOrderResult(_Frozen):
 
 
 class BeginRevisionInput(_Frozen):
-    """Claim a revision for execution; `run_id` makes a retried claim succeed again."""
+    """Claim a revision for execution; `run_id` makes a retried claim succeed again;
+    `accepted`: the ACCEPTED result, queued in the claim's transaction when it starts."""
 
     order: Order
     run_id: str
+    accepted: QueueResultInput | None = None
 
 
 class BeginRevisionResult(_Frozen):

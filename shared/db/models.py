@@ -65,3 +65,16 @@ class Instance(SQLModel, table=True):
     started_at: datetime = _utc_column(nullable=False)
     last_seen_at: datetime = _utc_column(nullable=False)
     stopped_at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+    # The cluster instance (`Cluster:InstanceName`, else the host) this process belongs to.
+    instance_name: str | None = Field(default=None, max_length=200, index=True)
+
+
+class InstanceControl(SQLModel, table=True):
+    """An operator's stand-down of one cluster instance: durable across its restarts."""
+
+    __tablename__ = "instance_controls"
+
+    name: str = Field(primary_key=True, max_length=200)
+    stood_down: bool = False
+    changed_by: str | None = Field(default=None, max_length=200)
+    changed_at: datetime = _utc_column(nullable=False)

@@ -41,6 +41,10 @@ class SigningProfile(SQLModel, table=True):
     verify: bool = True
     validate_certificate: bool = True
     policy: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    # A catalogue policy (e.g. AD-RB), its document's path and published SHA-256 (hex/base64).
+    policy_name: str | None = Field(default=None, max_length=32)
+    policy_document: str | None = None
+    policy_digest: str | None = Field(default=None, max_length=88)
     encrypt: bool = False
     enabled: bool = True
     # One folder per profile, one profile per folder: the unique index is the arbiter.
@@ -55,6 +59,9 @@ class SigningProfile(SQLModel, table=True):
     signer_flow: list[dict[str, Any]] = Field(default_factory=list,
                                               sa_column=Column(JSON, nullable=False))
     signer_folder_id: str | None = Field(default=None, max_length=100)
+    # Holder (the profile's own key signs) or Approvers (KEYLESS: the approval block's people
+    # sign at the Lacuna Signer; the host holds no key).
+    signers: str = Field(default="Holder", max_length=16)
     created_at: datetime = _ts(nullable=False)
     updated_at: datetime = _ts(nullable=False)
     version: int = 0

@@ -32,6 +32,9 @@ class InputFolderSettings(BaseModel):
     path: Path | None = None
     polling_interval_seconds: float | None = Field(default=None, gt=0)
     ignore: list[str] = Field(default_factory=list)
+    # Seed data: binds the folder on the first boot with an empty profile table only; later
+    # boots report it ignored (a profile chooses its folder on its own page from then on).
+    profile: str | None = None
 
 
 class StorageSettings(BaseModel):
@@ -54,7 +57,6 @@ class SigningSettings(BaseModel):
     """`Signing:*` — profiles seeded into the operational store on the first boot."""
 
     profiles: list[dict[str, Any]] = Field(default_factory=list)
-    policy: str = "ICP-Brasil AD-RB (PAdES + CAdES + XAdES)"
     default_profile: str = "default"
     # BSENC v1 passphrase for profiles that encrypt; the salt lives in data/keys/.
     encryption_passphrase: SecretStr | None = None

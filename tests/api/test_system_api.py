@@ -33,7 +33,8 @@ async def test_ready_lists_each_check_by_name_without_detail(api):
     assert body["checks"] == [{"name": "operational-store", "ok": True},
                               {"name": "temporal", "ok": True},
                               {"name": "input-folder:inbox", "ok": True},
-                              {"name": "signing-profile:default", "ok": True}]
+                              {"name": "signing-profile:default", "ok": True},
+                              {"name": "profile-input-folder:default", "ok": True}]
 
 
 async def test_ready_details_needs_the_key_and_gives_detail(api):

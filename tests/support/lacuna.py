@@ -11,10 +11,16 @@ import httpx
 from cryptography.hazmat.primitives import serialization
 
 from activities.signer.crypto.certs import export_pfx, generate_dev_ca, issue_dev_signer
+from activities.signer.profiles import ProfileConfig
 from shared.db.signer_models import SigningProfile
+from tests.support.approvals import APPROVERS
 
 HOLDER_CPF = "12345678909"
 SIM_KEY = "tests|lacuna-sim-key"
+# Ana and Bruno of the approvals kit, with the CPFs their Signer actions carry.
+KEYLESS_APPROVERS = [dict(a, cpf=cpf) for a, cpf in zip(APPROVERS, ("11144477735",
+                                                                     "52998224725"),
+                                                         strict=True)]
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,15 @@ def remote_profile(base: SigningProfile, name: str, **fields: object) -> Signing
                                     "created_at", "updated_at"})
     data.update(fields)
     return SigningProfile(name=name, **data)
+
+
+def keyless_profile(name: str, *, quorum: int, trust_roots: list[str],
+                    **fields: object) -> SigningProfile:
+    """A KEYLESS profile (signers = Approvers: Ana and Bruno), validated as configuration is."""
+    config = ProfileConfig(name=name, signers="Approvers", trust_roots=trust_roots,
+                           approval={"approvers": KEYLESS_APPROVERS, "quorum": quorum},
+                           **fields)
+    return SigningProfile(**config.model_dump(exclude={"policy", "input_folder"}))
 
 
 class SimControl:

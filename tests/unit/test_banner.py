@@ -20,7 +20,7 @@ def test_banner_has_the_seeds_rows_and_frame(monkeypatch):
     assert len(lines[0]) == WIDTH and lines[-1] == "=" * WIDTH
     keys = [line.split(" = ")[0].strip() for line in lines[1:-1]]
     for expected in ("host mode", "environment", "content root", "storage root",
-                     "operational store", "signing policy",
+                     "operational store",
                      "poll interval", "pipeline", "version", "temporal", "temporal ui"):
         assert expected in keys
     assert len({line.index(" = ") for line in lines[1:-1]}) == 1

@@ -14,6 +14,8 @@ from shared.contracts.sisbajud_ledger import Plan, WriteKind, WriteOutcome
 CONTINUE_AS_NEW_PATCH = "sisbajud-continue-as-new"
 # Marks runs that send the progress states (ACCEPTED, EXECUTING, MONITORING, AWAITING_…).
 STATES_PATCH = "sisbajud-execution-states"
+# Marks runs whose claim of a revision queues its ACCEPTED result in the same transaction.
+ACCEPTED_IN_CLAIM_PATCH = "sisbajud-accepted-in-claim"
 # A run grows at least this much before it may continue as new, so a fresh run that starts
 # above a tiny threshold waits instead of continuing as new again and again.
 MIN_RUN_EVENTS = 10

@@ -9,7 +9,7 @@ from temporalio.common import RetryPolicy
 
 from workflows.sisbajud.monitor import await_human
 from workflows.sisbajud.operation_steps import block, conclude, info, unblock
-from workflows.sisbajud.progress import send_progress
+from workflows.sisbajud.progress import accepted_in_claim, send_progress
 from workflows.sisbajud.settle import STORE_RETRY, STORE_TIMEOUT, bare, settle
 from workflows.sisbajud.state import OrderRun
 from workflows.visibility import publish
@@ -131,9 +131,10 @@ class SisbajudOrderWorkflow:
         order = fetched.order
         if order.revision in run.executed:
             return
+        accepted = accepted_in_claim(order)
         begun = await workflow.execute_local_activity_method(
             OrderActivities.begin_revision,
-            BeginRevisionInput(order=order, run_id=workflow.info().run_id),
+            BeginRevisionInput(order=order, run_id=workflow.info().run_id, accepted=accepted),
             start_to_close_timeout=STORE_TIMEOUT, retry_policy=STORE_RETRY)
         if not begun.started:
             return
@@ -142,7 +143,8 @@ class SisbajudOrderWorkflow:
                 EXECUTION_STATE.value_set(OrderState.EXECUTING),
                 summary=f"{order.operation} of order {order.order_id} revision "
                         f"{order.revision} at institution {order.institution_id}")
-        await send_progress(order, ProgressStep.ACCEPTED)
+        if accepted is None:
+            await send_progress(order, ProgressStep.ACCEPTED)
         await self._finish(order, await self._decide(order))
 
     async def _finish(self, order: Order, decision: SettleInput | None) -> None:

@@ -18,7 +18,7 @@ with workflow.unsafe.imports_passed_through():
         ResultPayload,
         progress_idempotency_key,
     )
-    from workflows.sisbajud.carry import STATES_PATCH
+    from workflows.sisbajud.carry import ACCEPTED_IN_CLAIM_PATCH, STATES_PATCH
 
 # A local activity like the other store steps: the store is ours, keep trying until it answers.
 QUEUE_TIMEOUT = timedelta(seconds=30)
@@ -39,15 +39,28 @@ def states_on() -> bool:
     return workflow.patched(STATES_PATCH)
 
 
+def accepted_in_claim(order: Order) -> QueueResultInput | None:
+    """The ACCEPTED result for the claim to queue in its own transaction (one store step
+    instead of two), or None where the history sends it as a step of its own (the patch
+    is checked first, so a history from before it never meets the states patch earlier)."""
+    if not workflow.patched(ACCEPTED_IN_CLAIM_PATCH) or not states_on():
+        return None
+    return progress(order, ProgressStep.ACCEPTED)
+
+
+def progress(order: Order, step: ProgressStep) -> QueueResultInput:
+    """The step's result under `<orderId>:<revision>:<step>`."""
+    result = ResultPayload(order_id=order.order_id, order_revision=order.revision,
+                           operation=order.operation, execution_state=STEP_STATE[step],
+                           effect=Effect.INDETERMINATE, requested_amount=order.amount)
+    return QueueResultInput(result=result, result_key=progress_idempotency_key(
+        order.order_id, order.revision, step))
+
+
 async def send_progress(order: Order, step: ProgressStep) -> None:
     """Queue the step's result once, under `<orderId>:<revision>:<step>`."""
     if not states_on():
         return
-    result = ResultPayload(order_id=order.order_id, order_revision=order.revision,
-                           operation=order.operation, execution_state=STEP_STATE[step],
-                           effect=Effect.INDETERMINATE, requested_amount=order.amount)
     await workflow.execute_local_activity_method(
-        OrderActivities.queue_result,
-        QueueResultInput(result=result, result_key=progress_idempotency_key(
-            order.order_id, order.revision, step)),
+        OrderActivities.queue_result, progress(order, step),
         start_to_close_timeout=QUEUE_TIMEOUT, retry_policy=QUEUE_RETRY)

@@ -13,12 +13,13 @@ from activities.signer import cnab240
 from activities.signer.approvals.returns import return_rejected
 from activities.signer.approvals.store import ApprovalStore
 from activities.signer.approvals.veto import veto
+from activities.signer.profiles import is_keyless
 from activities.signer.repository import JobRepository
 from activities.signer.storage import Fingerprint, StorageTree, fingerprint_of
 from shared.contracts.signer import JobResult, JobStatus, SignerErrorCode
 from shared.contracts.signer_approvals import ApprovalErrorCode, ApprovalState
 from shared.db.models import OperationalEvent
-from shared.db.signer_approval_models import Cnab240Line
+from shared.db.signer_approval_models import Cnab240Line, JobApproval
 from shared.db.signer_models import Job, SigningProfile
 
 RESUMABLE = (ApprovalState.RELEASED, ApprovalState.SEALED, ApprovalState.REJECTED)
@@ -46,11 +47,11 @@ class PreSigningChecks:
         # Injectable so tests can move "today" without touching the clock.
         self.today = today
 
-    async def vetoed_in_queue(self, job: Job) -> JobResult | None:
-        """A released job rejected before any claim: not claimed, Canceled like any veto."""
+    async def vetoed_in_queue(self, job: Job, approval: JobApproval | None) -> JobResult | None:
+        """A released job rejected before any claim: not claimed, Canceled like any veto
+        (`approval`: the job's approval row, read with the job)."""
         if job.status != JobStatus.QUEUED:
             return None
-        approval = await self.approvals.get(job.id)
         if approval is None or approval.state != ApprovalState.REJECTED:
             return None
         # Only a rejection after the claim is a failure (`_seal`); this one is an ordinary veto.
@@ -78,7 +79,8 @@ class PreSigningChecks:
         if resumed:
             await self._same_content(job, staged)
             return None
-        if not profile.approval:
+        if not profile.approval or is_keyless(profile):
+            # KEYLESS: the approval block names the signers; they decide at the Lacuna Signer.
             return None
         if not await self.approvals.hold(job, profile, staged, fingerprint):
             raise PreSigningFailure(SignerErrorCode.JOB_INTERRUPTED,

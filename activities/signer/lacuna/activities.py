@@ -11,8 +11,10 @@ from temporalio import activity
 
 from activities.signer.job_steps import JobFailed
 from activities.signer.lacuna.client import LacunaClient, SignerRefused, SignerUnavailable
+from activities.signer.lacuna.keyless import missing_signatures, quorum_of, tally
+from activities.signer.lacuna.keyless_veto import veto_refused
 from activities.signer.pipeline import SigningActivities
-from activities.signer.profiles import output_name
+from activities.signer.profiles import is_keyless, output_name
 from activities.signer.storage import Fingerprint
 from shared.contracts.signer import JobResult, JobStatus, SignatureFormat
 from shared.contracts.signer_lacuna import (
@@ -66,6 +68,13 @@ class AwaitingSignerActivities:
             return RemoteStatus(state=RemoteState.WAITING, document_id=document_id,
                                 remote_status="unreachable", **timing)
         status = str(document.get("status"))
+        profile = await self.pipeline.repository.profile(job.profile_name or "")
+        if profile is not None and is_keyless(profile):
+            votes = tally(document)
+            if votes.refused_by is not None:
+                status = "Refused"  # a veto, whatever the quorum count
+            elif len(votes.signed) >= quorum_of(profile):
+                status = "Concluded"  # the quorum signed; the others need not
         if status == "Concluded":
             state = RemoteState.CONCLUDED
         elif status in REMOTE_FAILURES:
@@ -83,6 +92,13 @@ class AwaitingSignerActivities:
         if job is None or job.status not in (JobStatus.AWAITING_SIGNER, JobStatus.VERIFYING):
             status = JobStatus(job.status) if job else JobStatus.CANCELED
             return JobResult(job_id=request.job_id, status=status, message="not awaiting")
+        if request.failure_code == LacunaErrorCode.REFUSED \
+                and job.status == JobStatus.AWAITING_SIGNER:
+            profile = await pipeline.repository.profile(job.profile_name or "")
+            if profile is not None and is_keyless(profile):
+                # An approver's refusal is a veto, as for approvals: Canceled, file returned.
+                refused_by = await self._refused_by(job.remote_document_id)
+                return await veto_refused(pipeline, job, profile, refused_by)
         if request.failure_code:
             return await pipeline.fail(job, request.failure_code,
                                         request.failure_message or request.failure_code)
@@ -110,12 +126,51 @@ class AwaitingSignerActivities:
             raise JobFailed(LacunaErrorCode.DOWNLOAD_FAILED,
                             f"Could not download the signed document: {exc}") from None
         await asyncio.to_thread(artifact.write_bytes, data)
+        if is_keyless(profile):
+            await self._approvers_signed(job, profile, data)
+            # The quorum signed: whoever has not yet need not (before the tail, which may fail).
+            await self._close_flow(job)
         if job.status == JobStatus.AWAITING_SIGNER:
             await pipeline.transition(job, JobStatus.AWAITING_SIGNER, JobStatus.VERIFYING,
                                        f"Concluded on the Lacuna Signer; downloaded "
                                        f"{len(data)} bytes, verifying.")
         fingerprint = Fingerprint(job.input_size or 0, job.input_sha256 or "")
         return await pipeline.seal_and_promote(job, profile, staged, artifact, fingerprint)
+
+    async def _refused_by(self, document_id: str | None) -> str:
+        """The approver whose action the Signer shows Refused (their name)."""
+        try:
+            return tally(await self.client.document(document_id or "")).refused_by \
+                or "an approver"
+        except (SignerUnavailable, SignerRefused):
+            return "an approver"
+
+    async def _approvers_signed(self, job, profile, data: bytes) -> None:
+        """KEYLESS: each approver whose action is done signed with their own certificate."""
+        try:
+            document = await self.client.document(job.remote_document_id or "")
+        except SignerRefused as exc:
+            raise JobFailed(LacunaErrorCode.DOWNLOAD_FAILED,
+                            f"Could not read the signed document: {exc}") from None
+        try:
+            why = await asyncio.to_thread(missing_signatures, profile,
+                                          tally(document).signed, data)
+        except Exception as exc:  # an unreadable PDF is the document's fault, not ours
+            why = f"the signed document could not be read ({type(exc).__name__})"
+        if why is not None:
+            raise JobFailed(LacunaErrorCode.APPROVER_SIGNATURE_MISSING,
+                            f"Verification failed: {why}.")
+
+    async def _close_flow(self, job) -> None:
+        """Quorum below the approver count: the rest need not sign; cancel, best effort."""
+        try:
+            document = await self.client.document(job.remote_document_id or "")
+            if document.get("status") == "Pending":
+                await self.client.cancel(job.remote_document_id or "",
+                                         "Quorum reached; signed by Esteira's approvers.")
+        except (SignerUnavailable, SignerRefused) as exc:
+            log.warning("Could not close the Signer flow of job %s: %s", job.id, exc,
+                        extra=props(JobId=job.id))
 
     @activity.defn(name=LACUNA_CANCEL_REMOTE_ACTIVITY)
     async def cancel_remote(self, request: CancelRemoteInput) -> None:

@@ -13,7 +13,9 @@ from activities.signer.job_steps import JobFailed, JobSteps
 from activities.signer.lacuna.client import LacunaClient, SignerRefused, SignerUnavailable
 from activities.signer.lacuna.cpf import cpf_of
 from activities.signer.lacuna.dispatches import DispatchLog, document_name
-from activities.signer.profiles import certificate_spec
+from activities.signer.lacuna.keyless import approver_flow
+from activities.signer.profiles import certificate_spec, is_keyless
+from activities.signer.signature_policy import job_policy
 from shared.contracts.signer import JobResult, JobStatus, SignatureFormat, SignerErrorCode
 from shared.contracts.signer_lacuna import LacunaErrorCode
 from shared.db.models import utcnow
@@ -30,6 +32,11 @@ CONTENT_TYPES = {SignatureFormat.PADES: "application/pdf", SignatureFormat.XADES
 LIVE_STATUSES = {"Pending", "FlowConcluded", "Concluded"}
 # How far up a retry chain a new job looks for a live document.
 ANCESTOR_DEPTH = 10
+
+
+def flow_of(profile: SigningProfile) -> list[dict[str, Any]]:
+    """The Signer flow a dispatch creates: one action per approver when KEYLESS."""
+    return approver_flow(profile) if is_keyless(profile) else profile.signer_flow
 
 
 def holder_cpf(profile: SigningProfile) -> str | None:
@@ -68,7 +75,12 @@ class RemoteMethods:
     async def dispatch(self, steps: JobSteps, job: Job, profile: SigningProfile,
                        staged: Path) -> JobResult:
         """Upload + create the document, then Processing -> AwaitingSigner (slot freed)."""
-        if not profile.signer_flow:
+        if is_keyless(profile) and SignatureFormat(job.format) != SignatureFormat.PADES:
+            # Approvers' signatures are checked one by one; that is done for PDF (PAdES).
+            raise JobFailed(SignerErrorCode.PROFILE_INVALID,
+                            f"Profile {profile.name} is KEYLESS: its approvers sign PDF files "
+                            f"(PAdES) only, not {job.file_name}.")
+        if not flow_of(profile):
             raise JobFailed(SignerErrorCode.PROFILE_INVALID,
                             f"Profile {profile.name} has no Signer flow.")
         dispatches = DispatchLog(steps.repository.sessions)
@@ -182,7 +194,7 @@ class RemoteMethods:
             try:
                 # SignerUnavailable propagates: the document may exist; the retry will ask.
                 document_id = await self.client.create_document(
-                    upload_id=upload_id, name=job.file_name, flow=profile.signer_flow,
+                    upload_id=upload_id, name=job.file_name, flow=flow_of(profile),
                     display_name=checkpoint.document_name,
                     content_type=CONTENT_TYPES.get(SignatureFormat(job.format),
                                                    "application/octet-stream"))
@@ -234,17 +246,18 @@ class RemoteMethods:
             raise JobFailed(LacunaErrorCode.DOWNLOAD_FAILED, f"Could not download: {exc}") \
                 from None
         await asyncio.to_thread(_write, staged, data)
+        policy = await job_policy(profile, SignatureFormat(job.format))
         await steps.repository.note(job.id, "Signing the Signer document's current version.",
                                        signing_started_at=utcnow())
         await steps.in_pool(engine.sign, engine.SignRequest(
             certificate=certificate_spec(profile), fmt=SignatureFormat(job.format),
-            staged=str(staged), artifact=str(artifact), policy=profile.policy))
+            staged=str(staged), artifact=str(artifact), policy=policy))
         await steps.transition(job, JobStatus.PROCESSING, JobStatus.VERIFYING,
                                    "Signed; verifying, then handing it to the Signer.")
         await steps.in_pool(engine.verify_and_seal, engine.VerifyRequest(
             fmt=SignatureFormat(job.format), staged=str(staged), artifact=str(artifact),
             trust_roots=tuple(profile.trust_roots), validate_chain=profile.validate_certificate,
-            skip=not profile.verify, policy=profile.policy))
+            skip=not profile.verify, policy=policy))
         try:
             upload_id = await self.client.upload(await asyncio.to_thread(artifact.read_bytes),
                                                  job.file_name)

@@ -42,3 +42,15 @@ async def folder_overview(sessions: async_sessionmaker[AsyncSession],
                              states.get(f.name))
                for f in settings.effective_inputs]
     return FolderOverview(profiles, folders)
+
+
+def unconfigured_folder(profile: SigningProfile, settings: Settings) -> str | None:
+    """Why a profile's stored folder isn't watched here; None when configured or unbound."""
+    folder = profile.input_folder
+    if not folder or folder.lower() in {f.name.lower() for f in settings.effective_inputs}:
+        return None
+    # A stored binding is never revalidated at boot: the folder was renamed or removed from
+    # the configuration after the profile chose it. The profile still serves uploads.
+    return (f"profile {profile.name} is bound to folder {folder!r}, which this host does not "
+            f"configure (Storage:Inputs[]): nothing is watched for it here and it still serves "
+            f"uploads; choose another folder on /profiles/{profile.name}")

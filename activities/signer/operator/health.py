@@ -8,10 +8,11 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from activities.signer.encryption import salt_path
 from activities.signer.health_reporter import recorded_health
 from activities.signer.lacuna.health import folder_gone
+from activities.signer.profiles import is_keyless
 from shared.db.signer_models import SigningProfile
 from shared.settings import Settings
 
-__all__ = ["folder_gone", "profile_health", "recorded_health", "salt_exists"]
+__all__ = ["folder_gone", "is_keyless", "profile_health", "recorded_health", "salt_exists"]
 
 
 async def profile_health(profile: SigningProfile, sessions: async_sessionmaker[AsyncSession]

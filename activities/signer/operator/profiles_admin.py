@@ -12,6 +12,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.signer.operator.errors import refuse
+from activities.signer.policy_config import policy_name_alias
 from activities.signer.profiles import ProfileConfig, unlisted_module
 from shared.contracts.signer import SignerErrorCode
 from shared.db.models import OperationalEvent, utcnow
@@ -21,6 +22,7 @@ from shared.settings import Settings
 # Fields an edit may change; certificates and names are set at creation.
 EDITABLE = {"format", "verify", "validate_certificate", "encrypt", "enabled", "input_folder",
             "policy", "trust_roots", "approval", "check_cnab240_payment_dates",
+            "policy_name", "policy_document", "policy_digest",
             # Lacuna Signer methods: rebinding a vanished Signer folder needs no restart.
             "method", "signer_flow", "signer_folder_id"}
 
@@ -69,6 +71,10 @@ async def create_profile(sessions: async_sessionmaker[AsyncSession], settings: S
 async def edit_profile(sessions: async_sessionmaker[AsyncSession], settings: Settings,
                        name: str, changes: dict[str, Any], *, actor: str) -> SigningProfile:
     """Change a profile's behaviour; folder refusals name the folder and its owner."""
+    try:
+        changes = policy_name_alias(changes)
+    except ValueError as exc:
+        raise refuse(SignerErrorCode.PROFILE_INVALID, str(exc)) from None
     unknown = set(changes) - EDITABLE
     if unknown:
         raise refuse(SignerErrorCode.PROFILE_INVALID,

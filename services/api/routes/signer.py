@@ -22,8 +22,11 @@ from activities.signer.operator import (
     upload,
     wiring,
 )
+from activities.signer.operator.errors import refuse
 from services.api.context import ApiContext, ContextDep
 from services.api.routes import signer_views as views
+from shared.contracts.signer import SignerErrorCode
+from shared.instances import cluster_instance_name
 
 router = APIRouter(prefix="/api", tags=["signer"])
 _COPY_CHUNK = 1024 * 1024
@@ -149,13 +152,25 @@ async def rescan(ctx: ContextDep, folder: str | None = None) -> dict:
 async def list_folders(ctx: ContextDep) -> list[dict]:
     """Each configured input folder: Running, Stopped (with its last error) or Unassigned."""
     overview = await folders.folder_overview(ctx.sessions, ctx.settings)
-    return [views.folder(f.name, str(f.path), f.owner, f.state) for f in overview.folders]
+    # Every instance watches every folder: `instance` says which one answered.
+    me = cluster_instance_name(ctx.settings.cluster)
+    return [{**views.folder(f.name, str(f.path), f.owner, f.state), "instance": me}
+            for f in overview.folders]
 
 
 @router.get("/profiles")
 async def list_profiles(ctx: ContextDep) -> list[dict]:
     """Every signing profile (never a secret, only where it comes from)."""
     return [views.profile(row) for row in await profiles_admin.list_profiles(ctx.sessions)]
+
+
+@router.get("/profiles/{name}")
+async def get_profile(ctx: ContextDep, name: str) -> dict:
+    """One signing profile (KEYLESS shows `keyless: true`, `certSource: none`)."""
+    row = await profiles_admin.get_profile(ctx.sessions, name)
+    if row is None:
+        raise refuse(SignerErrorCode.PROFILE_NOT_FOUND, f"No signing profile {name!r}.")
+    return views.profile(row)
 
 
 @router.post("/profiles", status_code=201)

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from datetime import datetime
 
+from activities.signer.operator.health import is_keyless
 from activities.signer.operator.jobs import JobDetail
 from activities.signer.operator.pipeline_control import PipelineView
+from activities.signer.operator.policies import describe_policy
 from shared.db.models import OperationalEvent, as_utc
 from shared.db.signer_models import InputFolderState, Job, SigningProfile
 
@@ -57,9 +59,13 @@ def profile(row: SigningProfile) -> dict:
         "pkcs11Module": row.pkcs11_module, "pkcs11Thumbprint": row.pkcs11_thumbprint,
         "pkcs11PinEnv": row.pkcs11_pin_env, "verify": row.verify,
         "validateCertificate": row.validate_certificate, "policy": row.policy,
+        "policyName": row.policy_name, "policyDocument": row.policy_document,
+        "policyDigest": row.policy_digest, "effectivePolicy": describe_policy(row),
         "encrypt": row.encrypt, "enabled": row.enabled, "inputFolder": row.input_folder,
         "development": row.is_dev,
         "approval": row.approval, "checkCnab240PaymentDates": row.check_cnab240_payment_dates,
+        # KEYLESS: the approvers sign at the Lacuna Signer; no key is held or opened.
+        "method": row.method, "signers": row.signers, "keyless": is_keyless(row),
     }
 
 

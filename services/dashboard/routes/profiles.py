@@ -6,7 +6,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from activities.signer.operator.errors import refuse
-from activities.signer.operator.health import recorded_health
+from activities.signer.operator.folders import unconfigured_folder
+from activities.signer.operator.health import is_keyless, recorded_health
+from activities.signer.operator.policies import POLICY_NAMES
 from activities.signer.operator.profiles_admin import list_profiles
 from services.api.routes import signer as rest
 from services.dashboard.guard import CheckedForm, actor
@@ -17,26 +19,25 @@ from shared.errors import EsteiraError
 router = APIRouter()
 FORMATS = ["auto", "pades", "cades", "xades"]
 FLAGS = ("enabled", "verify", "validate_certificate", "encrypt")
+POLICY_FIELDS = ("policy_name", "policy_document", "policy_digest")
 
 
 async def _badges(request: Request) -> dict[str, list[tuple[str, str]]]:
     """DEGRADED (certificate or stored folder broken) and KEYLESS, per profile."""
     ctx = context(request)
-    configured = {f.name.lower() for f in ctx.settings.effective_inputs}
     rows = await list_profiles(ctx.sessions)
     badges: dict[str, list[tuple[str, str]]] = {}
     for row in rows:
         marks = badges.setdefault(row.name, [])
-        if (row.policy or {}).get("signers") == "Approvers" or row.cert_source == "none":
+        if is_keyless(row):
             marks.append(("KEYLESS", "approvers sign; no key is opened"))
         elif row.enabled:
             # What a worker found: this process never opens a key or loads a module.
             ok, detail = await recorded_health(row, ctx.sessions)
             if not ok:
                 marks.append(("DEGRADED", detail))
-        if row.input_folder and row.input_folder.lower() not in configured:
-            marks.append(("DEGRADED", f"input folder {row.input_folder} is not configured on "
-                                      "this host (Storage:Inputs[]); choose another folder"))
+        if (stale := unconfigured_folder(row, ctx.settings)) is not None:
+            marks.append(("DEGRADED", stale))
     return badges
 
 
@@ -58,7 +59,7 @@ async def profiles_page(request: Request) -> HTMLResponse:
 @router.get("/profiles/_new", response_class=HTMLResponse, include_in_schema=False)
 async def new_profile_page(request: Request) -> HTMLResponse:
     """The create form, with the folder picker."""
-    return render(request, "profile_new.html", formats=FORMATS,
+    return render(request, "profile_new.html", formats=FORMATS, policies=POLICY_NAMES,
                   folders=await _folder_choices(request, None))
 
 
@@ -67,7 +68,7 @@ async def create(request: Request, form: CheckedForm) -> RedirectResponse:
     """Create through the REST handler; refusals come back as a notice with their code."""
     data = {key: str(form.get(key) or "").strip() or None
             for key in ("name", "format", "cert_source", "pfx_path", "pfx_password_env",
-                        "input_folder")}
+                        "input_folder", *POLICY_FIELDS)}
     data = {k: v for k, v in data.items() if v is not None}
     data.update({flag: form.get(flag) == "on" for flag in FLAGS})
     try:
@@ -87,6 +88,7 @@ async def profile_page(request: Request, name: str) -> HTMLResponse:
         error = refuse(SignerErrorCode.PROFILE_NOT_FOUND, f"No signing profile named {name}.")
         return render(request, "not_found.html", status_code=error.status, error=error)
     return render(request, "profile.html", profile=profile, formats=FORMATS,
+                  policies=POLICY_NAMES,
                   badges=(await _badges(request)).get(name, []),
                   folders=await _folder_choices(request, profile["inputFolder"]))
 
@@ -96,6 +98,7 @@ async def edit(request: Request, name: str, form: CheckedForm) -> RedirectRespon
     """Edit behaviour through the REST handler (folder refusals name the owner)."""
     changes = {flag: form.get(flag) == "on" for flag in FLAGS}
     changes["input_folder"] = str(form.get("input_folder") or "") or None
+    changes.update({key: str(form.get(key) or "").strip() or None for key in POLICY_FIELDS})
     if form.get("format") in FORMATS:
         changes["format"] = form.get("format")
     try:

@@ -16,6 +16,7 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 
 from activities.signer.operator import jobs, profiles_admin
 from services.api.routes import signer as rest
+from services.api.routes import signer_instances as rest_instances
 from services.dashboard.guard import CheckedForm, actor
 from services.dashboard.web import context, redirect, render
 from shared.contracts.signer import task_queues
@@ -77,7 +78,8 @@ async def system_page(request: Request) -> HTMLResponse:
                   default_profile=default, instances=instances, me=instance_id("api"),
                   last_shutdown=last_shutdown, pollers=pollers, pollers_error=pollers_error,
                   recent=await rest.list_events(ctx, type=None, created_from=None,
-                                                created_to=None, text=None, limit=10))
+                                                created_to=None, text=None, limit=10),
+                  cluster=await rest_instances.list_instances(ctx))
 
 
 @router.post("/system/pause", include_in_schema=False)
@@ -99,6 +101,26 @@ async def resume(request: Request, _form: CheckedForm) -> RedirectResponse:
     except EsteiraError as exc:
         return redirect(request, "/system", error=exc)
     return redirect(request, "/system", notice="Pipeline resumed.")
+
+
+@router.post("/system/instances/{name}/stand-down", include_in_schema=False)
+async def stand_down(request: Request, _form: CheckedForm, name: str) -> RedirectResponse:
+    """Stand an instance down (same handler as `POST /api/instances/{name}/stand-down`)."""
+    try:
+        await rest_instances.stand_down(context(request), actor(request), name)
+    except EsteiraError as exc:
+        return redirect(request, "/system", error=exc)
+    return redirect(request, "/system", notice=f"Instance {name} stood down.")
+
+
+@router.post("/system/instances/{name}/resume", include_in_schema=False)
+async def resume_instance(request: Request, _form: CheckedForm, name: str) -> RedirectResponse:
+    """Resume a stood-down instance."""
+    try:
+        await rest_instances.resume(context(request), actor(request), name)
+    except EsteiraError as exc:
+        return redirect(request, "/system", error=exc)
+    return redirect(request, "/system", notice=f"Instance {name} resumed.")
 
 
 @router.post("/system/clear-jobs", include_in_schema=False)

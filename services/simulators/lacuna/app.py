@@ -12,7 +12,8 @@ import uvicorn
 from fastapi import Body, FastAPI, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
 
-from services.simulators.lacuna.participants import sign_version
+from services.simulators.lacuna.participant_pki import ParticipantPki
+from services.simulators.lacuna.participants import sign_version, sign_with
 from services.simulators.lacuna.settings import LacunaSimSettings
 from services.simulators.lacuna.state import Organization, SignerApiError, decode_base64
 
@@ -48,6 +49,8 @@ def create_app(settings: LacunaSimSettings | None = None) -> FastAPI:
     webhooks: list[dict[str, Any]] = []
     app = FastAPI(title="Lacuna Signer simulator")
     app.state.org, app.state.faults, app.state.webhooks = org, faults, webhooks
+    # Made once per process, only when participants sign with their own certificates.
+    participants = ParticipantPki() if settings.participant_certificates == "own" else None
 
     @app.exception_handler(SignerApiError)
     async def signer_error(_: Request, exc: SignerApiError) -> JSONResponse:
@@ -170,7 +173,11 @@ def create_app(settings: LacunaSimSettings | None = None) -> FastAPI:
         document = org.document(document_id)
         action = document.action(action_id)
         signed = None
-        if action.type == "Signer":
+        if action.type == "Signer" and participants is not None:
+            pfx = await asyncio.to_thread(participants.pfx_for, action.user)
+            signed = await asyncio.to_thread(sign_with, pfx, None, document.filename,
+                                             document.versions[-1])
+        elif action.type == "Signer":
             signed = await asyncio.to_thread(sign_version, settings, document.filename,
                                              document.versions[-1])
         await notify(document_id, org.complete_action(document, action, signed))
@@ -197,6 +204,14 @@ def create_app(settings: LacunaSimSettings | None = None) -> FastAPI:
                 "count": int(body.get("count", 1))}
         faults.rules.append(rule)
         return rule
+
+    @app.get("/_sim/ca.pem")
+    async def participants_ca() -> Response:
+        if participants is None:
+            raise SignerApiError(404, "NoParticipantCa",
+                                 "Participants sign with the shared PFX (participant_"
+                                 "certificates=shared).")
+        return Response(participants.ca_pem(), media_type="application/x-pem-file")
 
     @app.get("/_sim/webhooks")
     async def sent_webhooks() -> list[dict]:

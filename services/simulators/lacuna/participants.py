@@ -28,7 +28,11 @@ def sign_version(settings: LacunaSimSettings, filename: str, data: bytes) -> byt
                              "LACUNA_SIM_PFX_PATH is not set: participants can't sign.")
     password = Path(settings.pfx_password_file).read_text().strip() \
         if settings.pfx_password_file else None
-    pfx = Path(settings.pfx_path).read_bytes()
+    return sign_with(Path(settings.pfx_path).read_bytes(), password, filename, data)
+
+
+def sign_with(pfx: bytes, password: str | None, filename: str, data: bytes) -> bytes:
+    """Sign `data` with this PFX (a participant's own, or the shared one)."""
     suffix = Path(filename).suffix.lower()
     try:
         if suffix == ".pdf":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -17,6 +19,9 @@ class LacunaSimSettings(BaseSettings):
     # The certificate simulated participants sign with (a dev PFX and its password file).
     pfx_path: str | None = None
     pfx_password_file: str | None = None
+    # "own": each participant signs with their own dev certificate (made by the simulator,
+    # CA at /_sim/ca.pem); "shared": everyone signs with the PFX above.
+    participant_certificates: Literal["shared", "own"] = "shared"
     # The organization's webhook URL (its Integration page); None sends nothing.
     webhook_url: str | None = None
     webhook_timeout_seconds: float = 5.0

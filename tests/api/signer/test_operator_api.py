@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import uuid
 
 import pytest
@@ -213,7 +214,8 @@ async def test_jobs_list_filters_and_pages_with_a_cursor(api):
 async def test_folders_and_profiles(api):
     folders = (await api.get("/api/folders", headers=AUTH)).json()
     assert folders == [{"name": "inbox", "path": str(_inbox(api)), "status": "Running",
-                        "profileName": "default", "lastError": None, "lastScanAt": None}]
+                        "profileName": "default", "lastError": None, "lastScanAt": None,
+                        "instance": socket.gethostname()}]
     [profile] = (await api.get("/api/profiles", headers=AUTH)).json()
     assert profile["name"] == "default" and profile["inputFolder"] == "inbox"
     assert "password" not in str(profile).lower().replace("pfxpasswordenv", "")

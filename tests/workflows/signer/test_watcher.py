@@ -180,6 +180,49 @@ async def test_a_diverged_input_is_handed_back_to_its_folder(signer):
     assert offered == [Path("/in/a.rem")], "uploads have no watcher to hand back to"
 
 
+async def _held_name_job(signer) -> str:
+    """A Completed job holding `nome.pdf`, captured by the running watcher."""
+    signer.drop("nome.pdf", make_pdf())
+    [owner] = await _eventually(lambda: _count(signer, 1))
+    assert (await signer.wait_for(owner.id)).status == "Completed"
+    return owner.id
+
+
+async def test_a_held_name_dropped_again_is_born_failed_each_time_never_signed(signer):
+    async with running(_watcher(signer)):
+        owner = await _held_name_job(signer)
+        for n in (2, 3):
+            signer.drop("nome.pdf", make_pdf(pages=n))
+            jobs = await _eventually(lambda n=n: _count(signer, n))
+            assert (jobs[-1].status, jobs[-1].error_code) == ("Failed", "file.already-processed")
+            assert owner in jobs[-1].error_message
+            assert (signer.settings.storage_root / "error" / jobs[-1].id / "nome.pdf").exists()
+    assert not (signer.inbox / "nome.pdf").exists(), "each drop is moved aside, not left"
+    assert len(await signer.events("FileAlreadyProcessed")) == 2
+
+
+async def test_once_the_job_holding_a_name_is_deleted_the_watcher_takes_the_name_again(signer):
+    from activities.signer.operator.delete_job import delete_job
+
+    async with running(_watcher(signer)):
+        owner = await _held_name_job(signer)
+        signer.drop("nome.pdf", make_pdf(pages=2))
+        [_, refused] = await _eventually(lambda: _count(signer, 2))
+        assert refused.error_code == "file.already-processed"
+        await delete_job(signer.repository, signer.storage, signer.enqueuer.client, owner,
+                         actor="test")
+        signer.drop("nome.pdf", make_pdf(pages=3))
+        # The owner's row is gone: the refused job and the new one are the two left.
+        [_, again] = await _eventually(lambda: _count_new(signer, refused.id))
+    assert again.source == "watcher" and again.error_code is None
+    assert (await signer.wait_for(again.id)).status == "Completed"
+
+
+async def _count_new(signer, after: str):
+    jobs = await _jobs(signer)
+    return jobs if len(jobs) == 2 and jobs[0].id == after else None
+
+
 async def _count(signer, n: int):
     jobs = await _jobs(signer)
     return jobs if len(jobs) >= n else None
