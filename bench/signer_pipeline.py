@@ -189,7 +189,7 @@ def _per_doc(before: dict[str, float], after: dict[str, float], n: int) -> dict[
 
 
 def _cpu_report(noop: dict[str, float], piped: dict[str, float], noop_rate: float,
-                piped_rate: float) -> list[str]:
+                piped_rate: float, starter: float) -> list[str]:
     """Per-process CPU per document in (b) and the pipeline, the bound and both ratios."""
     roles = sorted((r for r in {*noop, *piped} if max(noop.get(r, 0), piped.get(r, 0)) >= 0.05),
                    key=lambda r: -piped.get(r, 0.0))
@@ -205,6 +205,11 @@ def _cpu_report(noop: dict[str, float], piped: dict[str, float], noop_rate: floa
                  f"{'met' if cpu_ratio <= 1.3 else 'MISSED'})")
     lines.append(f"pipeline docs/s / (b) = {rate_ratio:.2f} (target >= 0.5: "
                  f"{'met' if rate_ratio >= 0.5 else 'MISSED'})")
+    # (b)'s workflows are started by this process, outside `esteira dev`; the pipeline's by the
+    # watcher, inside it. Shown apart so the target above keeps the issue's definition.
+    lines.append(f"(b) starter, this process: {starter:.1f} ms/doc; counted in the bound: "
+                 f"{bound + starter:.1f} ms/doc, pipeline CPU / bound = "
+                 f"{total_p / (bound + starter):.2f}")
     return lines
 
 
@@ -287,10 +292,11 @@ def main() -> None:
         print(f"{args.n} PDFs of ~{len(docs[0]) // 1024} KB, {os.cpu_count()} cores, "
               f"esteira dev defaults (MaxConcurrency 4, SQLite)")
         results = {"(a) one process, pyHanko": baseline_a(docs, workdir / "data" / "pki")}
-        cpu = [_tree_cpu(dev.pid)]
+        cpu, starter = [_tree_cpu(dev.pid)], time.process_time()
         results["(b) no-op workflows"] = asyncio.run(baseline_b(f"127.0.0.1:{temporal}",
                                                                 args.n))
         cpu.append(_tree_cpu(dev.pid))
+        starter = (time.process_time() - starter) * 1000 / args.n
         sample_rss()
         spies = (_start_profiles(dev.pid, args.profile, args.profile_format)
                  if args.profile else [])
@@ -308,7 +314,7 @@ def main() -> None:
         print(f"peak RSS of esteira dev process tree = {peak[0]:.0f} MB")
         for line in _cpu_report(_per_doc(cpu[0], cpu[1], args.n),
                                 _per_doc(cpu[1], cpu[2], args.n),
-                                results["(b) no-op workflows"]["docs_per_s"], rate):
+                                results["(b) no-op workflows"]["docs_per_s"], rate, starter):
             print(line)
     finally:
         dev.send_signal(signal.SIGTERM)
