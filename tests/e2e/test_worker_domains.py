@@ -73,7 +73,10 @@ async def test_missing_sisbajud_settings_leave_signer_and_pickup_running(setting
     jobs, signing = task_queues(settings.pipeline.task_queue_suffix)
     worker = _start_worker(settings, temporal_env)
     try:
+        # The signing queue is polled once the signing pool has started and opened its keys,
+        # after the jobs queue: wait for both.
         code, checks = await _until(context, lambda c: c.get(f"worker-poller:{jobs}")
+                                    and c.get(f"worker-poller:{signing}")
                                     and c.get("worker-poller:pickup-v1")
                                     and c.get("domain:sisbajud") is False)
         assert worker.poll() is None, "the worker process kept running"
