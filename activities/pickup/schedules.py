@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from datetime import timedelta
 
@@ -10,7 +9,6 @@ from temporalio.client import (
     Client,
     Schedule,
     ScheduleActionStartWorkflow,
-    ScheduleAlreadyRunningError,
     ScheduleCalendarSpec,
     ScheduleIntervalSpec,
     ScheduleOverlapPolicy,
@@ -18,13 +16,12 @@ from temporalio.client import (
     ScheduleRange,
     ScheduleSpec,
     ScheduleState,
-    ScheduleUpdate,
-    ScheduleUpdateInput,
 )
 
 from shared.contracts.pickup import RunSweepInput, Sweep, sweep_schedule_id
 from shared.contracts.pickup_names import SWEEP_WORKFLOW, TASK_QUEUE
 from shared.logs import props
+from shared.schedules import ensure_schedule
 from shared.settings import PickupSettings
 
 log = logging.getLogger("esteira.pickup")
@@ -69,18 +66,6 @@ def sweep_schedules(settings: PickupSettings) -> dict[Sweep, Schedule]:
         )
         for sweep, (spec, catchup) in specs.items()
     }
-
-
-async def ensure_schedule(client: Client, schedule_id: str, schedule: Schedule) -> None:
-    """Create the schedule, or update an existing one to this spec keeping its pause state."""
-    try:
-        await client.create_schedule(schedule_id, schedule)
-    except ScheduleAlreadyRunningError:
-        def keep_state(current: ScheduleUpdateInput) -> ScheduleUpdate:
-            return ScheduleUpdate(schedule=dataclasses.replace(
-                schedule, state=current.description.schedule.state))
-
-        await client.get_schedule_handle(schedule_id).update(keep_state)
 
 
 async def ensure_schedules(client: Client, settings: PickupSettings) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable
 from datetime import timedelta
@@ -15,13 +14,10 @@ from temporalio.client import (
     Client,
     Schedule,
     ScheduleActionStartWorkflow,
-    ScheduleAlreadyRunningError,
     ScheduleIntervalSpec,
     ScheduleOverlapPolicy,
     SchedulePolicy,
     ScheduleSpec,
-    ScheduleUpdate,
-    ScheduleUpdateInput,
 )
 
 from activities.sisbajud.clients import (
@@ -39,6 +35,7 @@ from activities.sisbajud.tick import TemporalProvider, TickActivities
 from activities.sisbajud.writes import WriteActivities
 from shared.contracts.sisbajud import OrderOptions, TickInput, tick_schedule_id
 from shared.contracts.sisbajud_names import TICK_WORKFLOW
+from shared.schedules import ensure_schedule
 from shared.settings import Settings
 
 # A tick missed while the server was away is not worth replaying: the next one does it all.
@@ -99,15 +96,7 @@ async def ensure_tick_schedule(client: Client, settings: Settings) -> str:
         # One cycle at a time: a slow cycle makes the next one wait, never run beside it.
         policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP, catchup_window=CATCHUP_WINDOW),
     )
-    try:
-        await client.create_schedule(schedule_id, schedule)
-    except ScheduleAlreadyRunningError:
-        # A restart brings the spec up to date but keeps an operator's pause (and its note).
-        def keep_state(current: ScheduleUpdateInput) -> ScheduleUpdate:
-            return ScheduleUpdate(schedule=dataclasses.replace(
-                schedule, state=current.description.schedule.state))
-
-        await client.get_schedule_handle(schedule_id).update(keep_state)
+    await ensure_schedule(client, schedule_id, schedule)
     log.info("Tick schedule %s every %ss", schedule_id, settings.sisbajud.tick_every_seconds)
     return schedule_id
 
