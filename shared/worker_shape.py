@@ -24,6 +24,9 @@ class DomainWorker:
     max_concurrent_activities: int | None = None
     # Polls only while the signing pipeline is not paused (the durable pause row decides).
     pausable: bool = False
+    # In cluster mode, polls only while an operator hasn't stood this instance down (a
+    # pausable queue always does).
+    stands_down: bool = False
     # Told what each read of the pause row found (the signer shows it as a gauge).
     on_pause_read: Callable[[bool], None] | None = None
     # Run workflows outside the sandbox: for a hot, tiny workflow the per-run sandbox costs

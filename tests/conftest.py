@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
+import sqlite3
 import sys
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -34,6 +37,23 @@ DEV_SERVER_ARGS = [
     # Workflows upsert them: unregistered, every such workflow task would fail.
     *dev_server_flags(),
 ]
+
+
+MEMORY_DISK = Path("/dev/shm")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Temporary folders in memory where the machine has /dev/shm.
+
+    The suite writes thousands of small stores and folders; on this disk their fsyncs and
+    final removal cost minutes of a run that must stay under 30.
+    """
+    if config.option.basetemp is not None or not os.access(MEMORY_DISK, os.W_OK):
+        return
+    basetemp = Path(tempfile.mkdtemp(prefix="esteira-pytest-", dir=MEMORY_DISK))
+    config.option.basetemp = basetemp
+    config.add_cleanup(lambda: shutil.rmtree(basetemp, ignore_errors=True))
 
 
 @pytest_asyncio.fixture(scope="session")
@@ -88,23 +108,60 @@ def backend(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
+async def _create_database(postgres_server: PostgresServer, name: str,
+                           template: str | None = None) -> None:
+    admin = create_engine(postgres_server.admin_url)
+    try:
+        async with admin.connect() as connection:
+            await connection.execution_options(isolation_level="AUTOCOMMIT")
+            clause = f' TEMPLATE "{template}"' if template else ""
+            await connection.exec_driver_sql(f'CREATE DATABASE "{name}"{clause}')
+    finally:
+        await admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory) -> Path:
+    """A SQLite store migrated to head once per session; each test gets a copy of the file."""
+    path = tmp_path_factory.mktemp("migrated") / "esteira.db"
+    migrate.upgrade(f"sqlite+aiosqlite:///{path}")
+    # Everything into the main file, so copying that one file copies the whole store.
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def migrated_postgres(postgres_server) -> str | None:
+    """A PostgreSQL database migrated to head once per session, the template of each test's."""
+    if postgres_server is None:
+        return None
+    name = f"migrated_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_create_database(postgres_server, name))
+    migrate.upgrade(postgres_server.url(name))
+    return name
+
+
 @pytest_asyncio.fixture
-async def database_url(backend: str, tmp_path, postgres_server) -> AsyncIterator[str]:
-    """A fresh, migrated database on the chosen backend."""
+async def database_url(backend: str, tmp_path, postgres_server, migrated_sqlite: Path,
+                       migrated_postgres: str | None) -> AsyncIterator[str]:
+    """A fresh database at head on the chosen backend.
+
+    Copied from a template migrated once per session: running every migration for each
+    test cost minutes of the run. The upgrade after the copy is a no-op unless it is not.
+    """
     if backend == "sqlite":
-        url = f"sqlite+aiosqlite:///{tmp_path / 'db' / 'esteira.db'}"
+        path = tmp_path / "db" / "esteira.db"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(migrated_sqlite, path)
+        url = f"sqlite+aiosqlite:///{path}"
     else:
         if postgres_server is None:
             pytest.skip("PostgreSQL tier skipped: no PostgreSQL binaries found "
                         "(install Debian's postgresql package to run it)")
         name = f"t_{uuid.uuid4().hex[:16]}"
-        admin = create_engine(postgres_server.admin_url)
-        async with admin.connect() as connection:
-            await connection.execution_options(isolation_level="AUTOCOMMIT")
-            await connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
-        await admin.dispose()
+        await _create_database(postgres_server, name, template=migrated_postgres)
         url = postgres_server.url(name)
-    await asyncio.to_thread(migrate.upgrade, url)
     yield url
 
 

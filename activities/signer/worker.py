@@ -64,7 +64,10 @@ async def _workers(deps: WorkerDeps) -> list[DomainWorker]:
     awaiting = AwaitingSignerActivities(activities, lacuna, settings.signer)
     jobs_queue, signing_queue = task_queues(settings.pipeline.task_queue_suffix)
     return [
+        # A stood-down instance polls nothing at the Lacuna Signer: the jobs queue stands
+        # down too (another instance's poller runs these workflows meanwhile).
         DomainWorker(jobs_queue, workflows=[SigningJobWorkflow], unsandboxed=True,
+                     stands_down=True,
                      activities=[awaiting.check, awaiting.finish, awaiting.cancel_remote,
                                  # Approval steps: a paused pipeline still expires and vetoes.
                                  *approvals.all()]),

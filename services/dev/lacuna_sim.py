@@ -23,7 +23,8 @@ def lacuna_dev_env(settings: Settings) -> dict[str, str]:
 
 
 def sim_settings(settings: Settings) -> LacunaSimSettings:
-    """The simulator signs with the dev certificate and calls our webhook route back."""
+    """The simulator calls our webhook route back; each participant signs with their own
+    certificate, from a CA kept in `data/pki` (a KEYLESS profile trusts that file)."""
     pki = settings.data_dir.resolve() / "pki"
     token = settings.signer.webhook_token
     webhook = (f"http://{settings.host}:{settings.ports.api}/api/signer/lacuna/webhook/"
@@ -33,6 +34,7 @@ def sim_settings(settings: Settings) -> LacunaSimSettings:
     return LacunaSimSettings(host=settings.host, port=settings.ports.lacuna, api_key=key,
                              pfx_path=str(pki / "signer.pfx"),
                              pfx_password_file=str(pki / "signer.password"),
+                             participant_certificates="own", participant_ca_dir=str(pki),
                              webhook_url=webhook)
 
 

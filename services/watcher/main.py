@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -54,12 +55,14 @@ async def run_watcher(settings: Settings) -> None:
         }
         # Signer folders are input folders of another kind: the watcher discovers them too.
         async with registered_instance(sessions, "watcher", settings.cluster), \
-                signer_folder_scans(settings, repository, enqueuer, stop) as scans:
+                signer_folder_scans(settings, repository, enqueuer, stop,
+                                    stand_down.held) as scans:
             log.info("Watching %s folder(s): %s", len(watchers), ", ".join(watchers))
             await asyncio.gather(
                 *(watcher.run(stop) for watcher in watchers.values()),
                 _hand_back_diverged(sessions, watchers, stop, settings),
-                _start_orphaned_queued(repository, enqueuer, stop), stand_down.run(stop),
+                _start_orphaned_queued(repository, enqueuer, stop, stand_down.held),
+                stand_down.run(stop),
                 *scans)
     finally:
         await engine.dispose()
@@ -91,12 +94,13 @@ async def _hand_back_diverged(sessions, watchers: dict[str, FolderWatcher], stop
 
 
 async def _start_orphaned_queued(repository: JobRepository, enqueuer: Enqueuer,
-                                 stop: asyncio.Event) -> None:
-    """Make sure every Queued job has its workflow."""
+                                 stop: asyncio.Event, held: Callable[[], bool]) -> None:
+    """Make sure every Queued job has its workflow (another instance does it while stood down)."""
     while not stop.is_set():
         try:
-            for job_id in await repository.unstarted_queued(utcnow() - ORPHAN_QUEUED_AFTER):
-                await enqueuer.start_workflow(job_id)
+            if not held():
+                for job_id in await repository.unstarted_queued(utcnow() - ORPHAN_QUEUED_AFTER):
+                    await enqueuer.start_workflow(job_id)
         except Exception as exc:
             log.warning("Could not check Queued jobs for their workflows: %s", exc)
         with contextlib.suppress(TimeoutError):

@@ -22,15 +22,17 @@ class PauseGatedWorker:
 
     A paused queue has no poller at all, so thousands of waiting jobs cost no CPU; activities
     already running finish, because shutdown waits for them. With `instance` (cluster mode)
-    an operator's stand-down of that instance closes the gate the same way.
+    an operator's stand-down of that instance closes the gate the same way; a queue that
+    doesn't `follows_pause` (the signer's jobs queue) follows only the stand-down.
     """
 
     def __init__(self, make_worker: Callable[[], Worker],
                  sessions: async_sessionmaker[AsyncSession], poll_seconds: float,
                  on_read: Callable[[bool], None] | None = None, *,
-                 instance: str | None = None) -> None:
+                 instance: str | None = None, follows_pause: bool = True) -> None:
         self._make_worker = make_worker
         self._instance = instance
+        self._follows_pause = follows_pause
         self.stood_down = False
         self._on_read = on_read
         self._sessions = sessions
@@ -67,14 +69,14 @@ class PauseGatedWorker:
     async def _paused(self) -> bool:
         try:
             async with self._sessions() as session:
-                paused = (await read_pipeline_state(session)).paused
+                paused = self._follows_pause and (await read_pipeline_state(session)).paused
                 stood_down = self._instance is not None \
                     and await read_stood_down(session, self._instance)
         except Exception as exc:
             # The store can't tell us: keep doing whatever we were doing.
             log.warning("Could not read the pause state: %s", exc)
             return self._worker is None
-        if self._on_read is not None:
+        if self._on_read is not None and self._follows_pause:
             self._on_read(paused)
         if stood_down != self.stood_down:
             log.warning("Instance %s %s", self._instance,
@@ -86,15 +88,15 @@ class PauseGatedWorker:
     async def _follow(self, paused: bool) -> None:
         if self._running is not None and self._running.done():
             error = self._running.exception()
-            log.error("Signing worker stopped unexpectedly: %r; restarting", error)
+            queue = self._worker.task_queue if self._worker is not None else "?"
+            log.error("Worker of %s stopped unexpectedly: %r; restarting", queue, error)
             self._worker = self._running = None
         if paused and self._worker is not None:
-            log.info("Pipeline paused: no new claims; in-flight jobs finish")
             await self._stop_worker()
         elif not paused and self._worker is None:
             self._worker = self._make_worker()
             self._running = asyncio.create_task(self._worker.run())
-            log.info("Pipeline running: claiming jobs")
+            log.info("Polling %s", self._worker.task_queue)
 
     async def _stop_worker(self) -> None:
         if self._worker is None:
@@ -102,6 +104,7 @@ class PauseGatedWorker:
         # A poll already open when the pause arrived may still hand over a task; shutdown
         # lets it run to the end, so `drained` waits for that too.
         worker, running = self._worker, self._running
+        log.info("Stopped polling %s; what it holds finishes", worker.task_queue)
         self._worker = self._running = None
         self._draining = True
         try:

@@ -49,14 +49,9 @@ async def run_worker(settings: Settings, domains: list[str]) -> None:
             deps = worker_deps(settings, sessions, ident, resources)
             gated: list[PauseGatedWorker] = []
             for domain_worker in await build(domains, deps):
-                if domain_worker.pausable:
-                    name = stand_down_name(settings)
-                    refusal = [StandDownRefusal(sessions, name)] if name else []
-                    gated.append(PauseGatedWorker(
-                        lambda dw=domain_worker, r=refusal: make_worker(client, dw, PAUSE_DRAIN,
-                                                                        r),
-                        sessions, settings.pipeline.poll_interval_seconds,
-                        domain_worker.on_pause_read, instance=name))
+                gate = gate_for(client, sessions, settings, domain_worker)
+                if gate is not None:
+                    gated.append(gate)
                 else:
                     await resources.enter_async_context(make_worker(client, domain_worker))
                 log.info("Worker serving %s", domain_worker.task_queue,
@@ -75,6 +70,21 @@ async def run_worker(settings: Settings, domains: list[str]) -> None:
 def stand_down_name(settings: Settings) -> str | None:
     """The instance whose stand-down holds this worker; only cluster mode has stand-downs."""
     return cluster_instance_name(settings.cluster) if settings.cluster.enabled else None
+
+
+def gate_for(client: Client, sessions: async_sessionmaker[AsyncSession], settings: Settings,
+             domain_worker: DomainWorker) -> PauseGatedWorker | None:
+    """The gate of a queue that stops polling on a pause or a stand-down; None: always polls."""
+    follows_stand_down = domain_worker.pausable or domain_worker.stands_down
+    name = stand_down_name(settings) if follows_stand_down else None
+    if not domain_worker.pausable and name is None:
+        return None
+    refusal = [StandDownRefusal(sessions, name)] if name else []
+    drain = PAUSE_DRAIN if domain_worker.pausable else GRACEFUL_SHUTDOWN
+    return PauseGatedWorker(
+        lambda: make_worker(client, domain_worker, drain, refusal),
+        sessions, settings.pipeline.poll_interval_seconds, domain_worker.on_pause_read,
+        instance=name, follows_pause=domain_worker.pausable)
 
 
 def worker_deps(settings: Settings, sessions: async_sessionmaker[AsyncSession],

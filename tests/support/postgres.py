@@ -57,7 +57,10 @@ class PostgresServer:
     @classmethod
     def start(cls, bindir: Path) -> PostgresServer:
         """initdb + pg_ctl start, as the unprivileged user when running as root."""
-        root = Path(tempfile.mkdtemp(prefix="esteira-pg-"))
+        # In memory where the machine allows: a test creates a database in ~20 ms there,
+        # ~160 ms on disk, and the session's gigabytes go away in seconds at the end.
+        memory = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        root = Path(tempfile.mkdtemp(prefix="esteira-pg-", dir=memory))
         os.chmod(root, 0o777)
         server = cls(bindir, root, _free_port())
         data = root / "data"

@@ -12,9 +12,9 @@ from activities.signer.metrics import PIPELINE_PAUSED
 from activities.signer.worker import build as build_signer
 from services.bootstrap import bootstrap
 from services.worker.gate import PauseGatedWorker
-from services.worker.main import worker_deps
+from services.worker.main import gate_for, worker_deps
 from shared.db.engine import create_engine, session_factory
-from shared.db.models import PipelineState
+from shared.db.models import InstanceControl, PipelineState
 
 
 @pytest.fixture
@@ -25,6 +25,8 @@ def backend() -> str:
 
 class _IdleWorker:
     """Stands in for a Temporal worker: polls nothing until shut down."""
+
+    task_queue = "idle"
 
     def __init__(self) -> None:
         self._stopped = asyncio.Event()
@@ -69,6 +71,47 @@ async def test_the_signing_gate_sets_the_paused_gauge_on_each_read(settings):
             await _set_paused(sessions, False)
             await _until(lambda: gate.polling)
             assert PIPELINE_PAUSED._value.get() == 0
+            stop.set()
+            await running
+    finally:
+        stop.set()
+        await engine.dispose()
+
+
+async def _stand_down(sessions, name: str, stood_down: bool) -> None:
+    async with sessions() as session:
+        row = await session.get(InstanceControl, name) or InstanceControl(name=name)
+        row.stood_down, row.changed_by = stood_down, "operator:test"
+        session.add(row)
+        await session.commit()
+
+
+async def test_the_signer_jobs_queue_stands_down_with_its_instance_but_ignores_the_pause(
+        settings):
+    """A stood-down instance polls nothing at the Lacuna Signer: its AwaitingSigner checks,
+    approvals and job workflows run on the jobs queue, which a pause must not hold."""
+    engine = create_engine(settings.sqlalchemy_url)
+    sessions = session_factory(engine)
+    await bootstrap(settings)
+    deps = worker_deps(settings, sessions, "t", contextlib.AsyncExitStack())
+    stop = asyncio.Event()
+    try:
+        async with deps.resources:
+            [jobs] = [w for w in await build_signer(deps) if not w.pausable]
+            assert gate_for(None, sessions, settings, jobs) is None, \
+                "without Cluster:Enabled there is no stand-down: the jobs queue always polls"
+            settings.cluster.enabled, settings.cluster.instance_name = True, "node-a"
+            gate = gate_for(None, sessions, settings, jobs)
+            gate._make_worker = _IdleWorker
+            gate._poll_seconds = 0.01
+            await _set_paused(sessions, True)
+            running = asyncio.create_task(gate.run(stop))
+            await _until(lambda: gate.rounds >= 2)
+            assert gate.polling, "a paused pipeline still runs the jobs queue"
+            await _stand_down(sessions, "node-a", True)
+            await _until(lambda: gate.stood_down and not gate.polling)
+            await _stand_down(sessions, "node-a", False)
+            await _until(lambda: gate.polling)
             stop.set()
             await running
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlalchemy.exc import IntegrityError
@@ -140,11 +141,14 @@ def _holder_actions(document: dict, cpf: str) -> list[dict]:
             and (a.get("user") or {}).get("identifier") == cpf]
 
 
-async def run_scans(scanner: SignerFolderScanner, stop: asyncio.Event, every: float) -> None:
-    """Scan every `Signer:FolderScanIntervalSeconds` until stopped."""
+async def run_scans(scanner: SignerFolderScanner, stop: asyncio.Event, every: float,
+                    held: Callable[[], bool] = lambda: False) -> None:
+    """Scan every `Signer:FolderScanIntervalSeconds` until stopped; skip while `held`."""
     while not stop.is_set():
         try:
-            await scanner.scan()
+            # A stood-down instance asks the Lacuna Signer nothing.
+            if not held():
+                await scanner.scan()
         except Exception as exc:
             log.warning("Signer folder scan failed: %s", exc)
         with contextlib.suppress(TimeoutError):

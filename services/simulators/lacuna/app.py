@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+from pathlib import Path
 from typing import Annotated, Any
 
 import httpx
@@ -50,7 +51,9 @@ def create_app(settings: LacunaSimSettings | None = None) -> FastAPI:
     app = FastAPI(title="Lacuna Signer simulator")
     app.state.org, app.state.faults, app.state.webhooks = org, faults, webhooks
     # Made once per process, only when participants sign with their own certificates.
-    participants = ParticipantPki() if settings.participant_certificates == "own" else None
+    participants = ParticipantPki(
+        Path(settings.participant_ca_dir) if settings.participant_ca_dir else None
+    ) if settings.participant_certificates == "own" else None
 
     @app.exception_handler(SignerApiError)
     async def signer_error(_: Request, exc: SignerApiError) -> JSONResponse:

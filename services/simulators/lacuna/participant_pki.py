@@ -1,29 +1,66 @@
 """Per-participant development certificates: each simulated person signs with their own key.
 
-Generated in memory by the simulator (a dev CA, then one leaf per CPF, CN `NAME:CPF` as
-ICP-Brasil e-CPFs carry it); never for production. The CA is served at `/_sim/ca.pem`.
+Made by the simulator (a dev CA, then one leaf per CPF, CN `NAME:CPF` as ICP-Brasil e-CPFs
+carry it); never for production. The CA is served at `/_sim/ca.pem` and, given a folder, kept
+there across restarts, so a KEYLESS profile can trust its file.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import threading
+from pathlib import Path
 from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, pkcs12
+from cryptography.hazmat.primitives.serialization import (
+    Encoding,
+    NoEncryption,
+    PrivateFormat,
+    load_pem_private_key,
+    pkcs12,
+)
 from cryptography.x509.oid import NameOID
 
 CA_NAME = "Lacuna Signer simulator DEV participants CA (NOT FOR PRODUCTION)"
 # Certificates are back-dated a little: a verifier's clock may run behind ours.
 SKEW = dt.timedelta(minutes=5)
+CA_FILE, CA_KEY_FILE = "lacuna-participants-ca.pem", "lacuna-participants-ca.key"
 
 
 def _name(common_name: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name),
                       x509.NameAttribute(NameOID.ORGANIZATION_NAME, "DEV - NOT FOR PRODUCTION")])
+
+
+def _new_ca() -> tuple[rsa.RSAPrivateKey, x509.Certificate]:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder()
+            .subject_name(_name(CA_NAME)).issuer_name(_name(CA_NAME))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - SKEW).not_valid_after(now + dt.timedelta(days=3650))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(_usage(ca=True), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()),
+                           critical=False)
+            .sign(key, hashes.SHA256()))
+    return key, cert
+
+
+def _load_ca(directory: Path) -> tuple[rsa.RSAPrivateKey, x509.Certificate] | None:
+    """The CA an earlier run kept in `directory`; None when there is none yet."""
+    cert, key = directory / CA_FILE, directory / CA_KEY_FILE
+    if not (cert.exists() and key.exists()):
+        return None
+    private = load_pem_private_key(key.read_bytes(), password=None)
+    if not isinstance(private, rsa.RSAPrivateKey):
+        raise ValueError(f"{key} is not an RSA key")
+    return private, x509.load_pem_x509_certificate(cert.read_bytes())
 
 
 def _usage(*, ca: bool) -> x509.KeyUsage:
@@ -37,21 +74,19 @@ def _usage(*, ca: bool) -> x509.KeyUsage:
 class ParticipantPki:
     """A dev CA and, lazily, one certificate (as a password-less PFX) per participant."""
 
-    def __init__(self) -> None:
+    def __init__(self, ca_dir: Path | None = None) -> None:
         self._lock = threading.Lock()
-        self._ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        now = dt.datetime.now(dt.UTC)
+        loaded = _load_ca(ca_dir) if ca_dir is not None else None
+        self._ca_key, self.ca = loaded or _new_ca()
         self._ca_ski = x509.SubjectKeyIdentifier.from_public_key(self._ca_key.public_key())
-        self.ca = (x509.CertificateBuilder()
-                   .subject_name(_name(CA_NAME)).issuer_name(_name(CA_NAME))
-                   .public_key(self._ca_key.public_key())
-                   .serial_number(x509.random_serial_number())
-                   .not_valid_before(now - SKEW).not_valid_after(now + dt.timedelta(days=3650))
-                   .add_extension(x509.BasicConstraints(ca=True, path_length=None),
-                                  critical=True)
-                   .add_extension(_usage(ca=True), critical=True)
-                   .add_extension(self._ca_ski, critical=False)
-                   .sign(self._ca_key, hashes.SHA256()))
+        if ca_dir is not None and loaded is None:
+            ca_dir.mkdir(parents=True, exist_ok=True)
+            # Private from the first byte (simulators stand apart from `shared`).
+            fd = os.open(ca_dir / CA_KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(self._ca_key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8,
+                                                        NoEncryption()))
+            (ca_dir / CA_FILE).write_bytes(self.ca_pem())
         self._pfx: dict[str, bytes] = {}
 
     def ca_pem(self) -> bytes:

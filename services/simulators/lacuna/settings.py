@@ -22,6 +22,8 @@ class LacunaSimSettings(BaseSettings):
     # "own": each participant signs with their own dev certificate (made by the simulator,
     # CA at /_sim/ca.pem); "shared": everyone signs with the PFX above.
     participant_certificates: Literal["shared", "own"] = "shared"
+    # "own": where the participants' CA is kept across restarts (None: a new one each start).
+    participant_ca_dir: str | None = None
     # The organization's webhook URL (its Integration page); None sends nothing.
     webhook_url: str | None = None
     webhook_timeout_seconds: float = 5.0

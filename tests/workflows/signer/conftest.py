@@ -130,6 +130,12 @@ class SignerHarness:
             state.paused = paused
             session.add(state)
             await session.commit()
+        if paused and not drain:
+            # The gate drops its poller before it waits out the drain, and a held in-flight
+            # job keeps that wait (and so the gate's next read) open.
+            while self.gate.polling:
+                await asyncio.sleep(0.02)
+            return
         while self.gate.rounds < rounds + 2 or self.gate.polling == paused \
                 or (paused and drain and not self.gate.drained):
             await asyncio.sleep(0.02)

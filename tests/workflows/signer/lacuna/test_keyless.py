@@ -18,7 +18,9 @@ from activities.signer.lacuna.activities import AwaitingSignerActivities
 from activities.signer.lacuna.client import LacunaClient
 from activities.signer.lacuna.cpf import cpf_of
 from activities.signer.lacuna.methods import RemoteMethods
-from services.simulators.lacuna import LacunaSimSettings, create_app
+from services.dev.lacuna_sim import sim_settings as dev_sim_settings
+from services.simulators.lacuna import create_app
+from services.simulators.lacuna.participant_pki import CA_FILE
 from shared.contracts.signer import JobStatus, task_queues
 from shared.settings import Settings, SignerSettings
 from tests.support.lacuna import KEYLESS_APPROVERS, SIM_KEY, SimControl, keyless_profile
@@ -48,15 +50,17 @@ class Keyless:
 
 
 @pytest_asyncio.fixture
-async def keyless(signer: SignerHarness, settings: Settings, temporal_env, tmp_path
+async def keyless(signer: SignerHarness, settings: Settings, temporal_env
                   ) -> AsyncIterator[Keyless]:
-    """Profiles `ambos` (quorum 2) and `um-basta` (quorum 1), trusting the simulator's CA."""
-    sim_settings = LacunaSimSettings(api_key=SIM_KEY, participant_certificates="own")
-    with serve(create_app(sim_settings)) as url:
+    """Profiles `ambos` (quorum 2) and `um-basta` (quorum 1), trusting the simulator's CA
+    as `make run` keeps it (`data/pki/lacuna-participants-ca.pem`)."""
+    settings.signer = SignerSettings(api_key=SIM_KEY)
+    with serve(create_app(dev_sim_settings(settings))) as url:
         sim = SimControl(url)
-        ca_pem = (await sim.http.get("/_sim/ca.pem")).raise_for_status().content
-        (tmp_path / "participants-ca.pem").write_bytes(ca_pem)
-        roots = [str(tmp_path / "participants-ca.pem")]
+        ca_file = settings.data_dir.resolve() / "pki" / CA_FILE
+        ca_pem = ca_file.read_bytes()
+        assert ca_pem == (await sim.http.get("/_sim/ca.pem")).raise_for_status().content
+        roots = [str(ca_file)]
         settings.signer = SignerSettings(url=url, api_key=SIM_KEY, poll_interval_seconds=0.2)
         client = LacunaClient.from_settings(settings)
         signer.activities.remote = RemoteMethods(client)
