@@ -147,8 +147,8 @@ async def database_url(backend: str, tmp_path, postgres_server, migrated_sqlite:
                        migrated_postgres: str | None) -> AsyncIterator[str]:
     """A fresh database at head on the chosen backend.
 
-    Copied from a template migrated once per session: running every migration for each
-    test cost minutes of the run. The upgrade after the copy is a no-op unless it is not.
+    Copied from a store migrated once per session: running every migration for each test
+    cost minutes of the run.
     """
     if backend == "sqlite":
         path = tmp_path / "db" / "esteira.db"
