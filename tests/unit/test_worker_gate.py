@@ -53,7 +53,9 @@ async def _set_paused(sessions, paused: bool) -> None:
         await session.commit()
 
 
-async def test_the_signing_gate_sets_the_paused_gauge_on_each_read(settings):
+@contextlib.asynccontextmanager
+async def _signer_queues(settings):
+    """The store's sessions, the signer's queues as a worker builds them, a stop event."""
     engine = create_engine(settings.sqlalchemy_url)
     sessions = session_factory(engine)
     await bootstrap(settings)
@@ -61,21 +63,26 @@ async def test_the_signing_gate_sets_the_paused_gauge_on_each_read(settings):
     stop = asyncio.Event()
     try:
         async with deps.resources:
-            [signing] = [w for w in await build_signer(deps) if w.pausable]
-            await _set_paused(sessions, True)
-            PIPELINE_PAUSED.set(0)
-            gate = PauseGatedWorker(_IdleWorker, sessions, 0.01, signing.on_pause_read)
-            running = asyncio.create_task(gate.run(stop))
-            await _until(lambda: gate.rounds >= 1)
-            assert PIPELINE_PAUSED._value.get() == 1 and not gate.polling
-            await _set_paused(sessions, False)
-            await _until(lambda: gate.polling)
-            assert PIPELINE_PAUSED._value.get() == 0
-            stop.set()
-            await running
+            yield sessions, await build_signer(deps), stop
     finally:
         stop.set()
         await engine.dispose()
+
+
+async def test_the_signing_gate_sets_the_paused_gauge_on_each_read(settings):
+    async with _signer_queues(settings) as (sessions, queues, stop):
+        [signing] = [w for w in queues if w.pausable]
+        await _set_paused(sessions, True)
+        PIPELINE_PAUSED.set(0)
+        gate = PauseGatedWorker(_IdleWorker, sessions, 0.01, signing.on_pause_read)
+        running = asyncio.create_task(gate.run(stop))
+        await _until(lambda: gate.rounds >= 1)
+        assert PIPELINE_PAUSED._value.get() == 1 and not gate.polling
+        await _set_paused(sessions, False)
+        await _until(lambda: gate.polling)
+        assert PIPELINE_PAUSED._value.get() == 0
+        stop.set()
+        await running
 
 
 async def _stand_down(sessions, name: str, stood_down: bool) -> None:
@@ -90,30 +97,21 @@ async def test_the_signer_jobs_queue_stands_down_with_its_instance_but_ignores_t
         settings):
     """A stood-down instance polls nothing at the Lacuna Signer: its AwaitingSigner checks,
     approvals and job workflows run on the jobs queue, which a pause must not hold."""
-    engine = create_engine(settings.sqlalchemy_url)
-    sessions = session_factory(engine)
-    await bootstrap(settings)
-    deps = worker_deps(settings, sessions, "t", contextlib.AsyncExitStack())
-    stop = asyncio.Event()
-    try:
-        async with deps.resources:
-            [jobs] = [w for w in await build_signer(deps) if not w.pausable]
-            assert gate_for(None, sessions, settings, jobs) is None, \
-                "without Cluster:Enabled there is no stand-down: the jobs queue always polls"
-            settings.cluster.enabled, settings.cluster.instance_name = True, "node-a"
-            gate = gate_for(None, sessions, settings, jobs)
-            gate._make_worker = _IdleWorker
-            gate._poll_seconds = 0.01
-            await _set_paused(sessions, True)
-            running = asyncio.create_task(gate.run(stop))
-            await _until(lambda: gate.rounds >= 2)
-            assert gate.polling, "a paused pipeline still runs the jobs queue"
-            await _stand_down(sessions, "node-a", True)
-            await _until(lambda: gate.stood_down and not gate.polling)
-            await _stand_down(sessions, "node-a", False)
-            await _until(lambda: gate.polling)
-            stop.set()
-            await running
-    finally:
+    async with _signer_queues(settings) as (sessions, queues, stop):
+        [jobs] = [w for w in queues if not w.pausable]
+        assert gate_for(None, sessions, settings, jobs) is None, \
+            "without Cluster:Enabled there is no stand-down: the jobs queue always polls"
+        settings.cluster.enabled, settings.cluster.instance_name = True, "node-a"
+        gate = gate_for(None, sessions, settings, jobs)
+        gate._make_worker = _IdleWorker
+        gate._poll_seconds = 0.01
+        await _set_paused(sessions, True)
+        running = asyncio.create_task(gate.run(stop))
+        await _until(lambda: gate.rounds >= 2)
+        assert gate.polling, "a paused pipeline still runs the jobs queue"
+        await _stand_down(sessions, "node-a", True)
+        await _until(lambda: gate.stood_down and not gate.polling)
+        await _stand_down(sessions, "node-a", False)
+        await _until(lambda: gate.polling)
         stop.set()
-        await engine.dispose()
+        await running
