@@ -6,7 +6,8 @@ no-op workflows shaped like a real order's history), with CPU ms per order of ea
 when each stage saw its first and last order.
 
 Usage: .venv/bin/python bench/sisbajud_webhook.py [--notices 1000] [--concurrency 8]
-       [--orders 100] [--tick-every 1.0] [--skip-gateway] [--profile tmp/prof] [--json out.json]
+       [--orders 100] [--tick-every 1.0] [--skip-gateway] [--profile tmp/prof]
+       [--profile-format raw] [--json out.json]
 """
 
 from __future__ import annotations
@@ -218,7 +219,7 @@ def bench_orders(args, secret: str, work: Path) -> dict:
             sys.executable, str(REPO / "bench" / "sisbajud_baseline.py"), "--serve",
             settings.temporal_address, baseline_queue,
             *(["--sandboxed"] if args.baseline_sandboxed else [])], env, data)
-        profiler = Profiler(args.profile, procs, data)
+        profiler = Profiler(args.profile, procs, data, args.profile_format)
         profiler.attach("worker", worker.pid)
         profiler.attach("webhook", webhook.pid)
         pipeline = {"temporal": temporal, "worker": worker, "webhook": webhook,
@@ -278,11 +279,16 @@ def _cpu(processes: dict[str, subprocess.Popen],
     return {name: value - (since or {}).get(name, 0.0) for name, value in now.items()}
 
 
-class Profiler:
-    """py-spy flame graphs of child processes while a phase runs (`--profile DIR`)."""
+# py-spy's `--format` and the suffix of the file it writes.
+SUFFIX = {"flamegraph": "svg", "raw": "txt", "speedscope": "json"}
 
-    def __init__(self, out: Path | None, procs: Processes, log_dir: Path) -> None:
-        self._out, self._procs, self._log_dir = out, procs, log_dir
+
+class Profiler:
+    """py-spy profiles of child processes while a phase runs (`--profile DIR`)."""
+
+    def __init__(self, out: Path | None, procs: Processes, log_dir: Path,
+                 fmt: str = "flamegraph") -> None:
+        self._out, self._procs, self._log_dir, self._fmt = out, procs, log_dir, fmt
         self._running: list[subprocess.Popen] = []
 
     def attach(self, name: str, pid: int) -> None:
@@ -292,7 +298,8 @@ class Profiler:
         self._out.mkdir(parents=True, exist_ok=True)
         self._running.append(subprocess.Popen(
             [str(Path(sys.executable).with_name("py-spy")), "record", "--pid", str(pid),
-             "--rate", "50", "--nonblocking", "--output", str(self._out / f"{name}.svg")],
+             "--rate", "50", "--nonblocking", "--format", self._fmt,
+             "--output", str(self._out / f"{name}.{SUFFIX[self._fmt]}")],
             stdout=subprocess.DEVNULL, stderr=(self._log_dir / f"py-spy-{name}.log").open("w")))
 
     def stop(self) -> None:
@@ -368,6 +375,8 @@ def main() -> None:
     parser.add_argument("--profile", type=Path,
                         help="write py-spy flame graphs of the worker, the gateway and the "
                              "baseline's worker here (needs py-spy in the venv)")
+    parser.add_argument("--profile-format", choices=sorted(SUFFIX), default="flamegraph",
+                        help="py-spy's output: flame graphs, or raw collapsed stacks to sum")
     parser.add_argument("--baseline-sandboxed", action="store_true",
                         help="run the baseline's workflows in the sandbox (the sisbajud "
                              "worker runs them unsandboxed)")

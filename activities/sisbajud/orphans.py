@@ -167,8 +167,13 @@ class OrphanChecker:
         transactions: dict[str, dict[str, Any] | None] = {}
         seen: list[tuple[dict[str, Any], str | None]] = []
         unread: list[datetime] = []
-        for op in await midaz.operations(account_id, start, end):
-            scan.operations += 1
+        operations = await midaz.operations(account_id, start, end)
+        scan.operations += len(operations)
+        if cached and any((op.get("transactionId") or "") not in self._ours
+                          for op in operations):
+            # Midaz answered our own writes with these ids: no need to read them back.
+            self._ours |= await self._applied_transactions(alias)
+        for op in operations:
             tx_id = op.get("transactionId") or ""
             if cached and tx_id in self._ours:
                 continue  # we registered its code before writing it: never an orphan
@@ -190,6 +195,13 @@ class OrphanChecker:
             if await self._record(institution_id, alias, account_id, op, code):
                 scan.new_orphans += 1
         return unread
+
+    async def _applied_transactions(self, alias: str) -> set[str]:
+        """Ids of the transactions Midaz reported for our writes on block account `alias`."""
+        async with self._sessions() as session:
+            return set((await session.exec(select(SisbajudWrite.transaction_id).where(
+                SisbajudWrite.block_alias == alias,
+                SisbajudWrite.transaction_id.is_not(None)))).all())  # type: ignore[union-attr]
 
     async def _recorded(self, codes: set[str]) -> set[str]:
         """The codes among `codes` that this executor registered before writing."""

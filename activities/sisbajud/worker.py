@@ -17,13 +17,19 @@ from shared.worker_shape import DomainWorker, WorkerDeps
 from workflows.sisbajud.order import SisbajudOrderWorkflow
 from workflows.sisbajud.tick import SisbajudTickWorkflow
 
+# httpx's 100 connections to the Mensageria and the ledgers, all kept open between calls: by
+# default it keeps only 20, so a busy worker reconnected for most calls (bench/sisbajud_webhook.py).
+HTTP_CONNECTIONS = 100
+
 
 async def build(deps: WorkerDeps) -> list[DomainWorker]:
     """Open the HTTP and Temporal clients, claim institutions, ensure the tick schedule."""
     settings = deps.settings
     check_credentials(settings)
     http = await deps.resources.enter_async_context(
-        httpx.AsyncClient(timeout=settings.sisbajud.http_timeout_seconds))
+        httpx.AsyncClient(timeout=settings.sisbajud.http_timeout_seconds,
+                          limits=httpx.Limits(max_connections=HTTP_CONNECTIONS,
+                                              max_keepalive_connections=HTTP_CONNECTIONS)))
     client = await connect(settings)
     await claim_institutions(deps.sessions, settings, http)
     await ensure_tick_schedule(client, settings)

@@ -51,12 +51,10 @@ class WriteActivities(LedgerActivities):
     @activity.defn(name=ENSURE_BLOCK_ACCOUNT_ACTIVITY)
     async def ensure_block_account(self, request: EnsureBlockAccountInput
                                    ) -> BlockAccountResult:
-        """Exact alias lookup, else create; `409 0020` (created meanwhile) counts as found."""
+        """Create; `409 0020` (the alias exists: a retry, or made meanwhile) means look it up
+        by its exact alias. A new order's account never exists, so this is one call."""
         with upstream_errors():
             midaz = self._midaz(request.institution_id)
-            found = await midaz.account_by_alias(request.alias)
-            if found is not None:
-                return BlockAccountResult(account_id=found["id"], created=False)
             response = await midaz.create_account({
                 "assetCode": midaz.institution.asset_code, "type": BLOCK_ACCOUNT_TYPE,
                 "alias": request.alias, "name": f"SISBAJUD block {request.alias}"})

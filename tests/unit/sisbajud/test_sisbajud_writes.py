@@ -86,8 +86,6 @@ async def test_a_409_0020_on_create_counts_as_found():
         calls.append(f"{request.method} {request.url.path.rsplit('/', 2)[-2]}")
         if request.method == "POST":
             return _response(409, {"code": "0020"})
-        if len(calls) == 1:
-            return _response(404, {"code": "0085"})
         return _response(200, {"id": "acc-1", "alias": json.dumps("@block")})
 
     institution = _institution(alias_lookup="exact")
@@ -97,7 +95,23 @@ async def test_a_409_0020_on_create_counts_as_found():
         found = await activities.ensure_block_account(
             EnsureBlockAccountInput(institution_id="B", alias="@block_sisbajud_ab"))
     assert (found.account_id, found.created) == ("acc-1", False)
-    assert [c.split()[0] for c in calls] == ["GET", "POST", "GET"]
+    assert [c.split()[0] for c in calls] == ["POST", "GET"]
+
+
+async def test_a_new_block_account_is_created_without_a_lookup():
+    calls: list[str] = []
+
+    def midaz(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/oauth/token":
+            return _token(request)
+        calls.append(request.method)
+        return _response(201, {"id": "acc-9", "alias": "@block_sisbajud_ab"})
+
+    settings = Settings(sisbajud=SisbajudSettings(institutions=[_institution()]))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(midaz)) as http:
+        made = await WriteActivities(settings, None, http).ensure_block_account(  # type: ignore[arg-type]
+            EnsureBlockAccountInput(institution_id="B", alias="@block_sisbajud_ab"))
+    assert (made.account_id, made.created, calls) == ("acc-9", True, ["POST"])
 
 
 @pytest.mark.parametrize(("lookup", "path", "query"), [
@@ -109,6 +123,8 @@ async def test_the_alias_lookup_follows_the_institution(lookup, path, query):
     def midaz(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/oauth/token":
             return _token(request)
+        if request.method == "POST":
+            return _response(409, {"code": "0020"})  # made by an earlier attempt
         seen.append(request.url)
         if lookup == "exact":
             return _response(200, {"id": "acc-2", "alias": "@block_sisbajud_ab"})

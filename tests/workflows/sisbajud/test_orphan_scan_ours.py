@@ -1,5 +1,6 @@
-"""A transaction the orphan check judged ours is not read again on later ticks; a foreign one
-on the same account still is found."""
+"""A transaction the orphan check judged ours is not read again on later ticks, one whose id
+Midaz answered to our write is not read at all; a foreign one on the same account still is
+found."""
 
 from __future__ import annotations
 
@@ -61,6 +62,29 @@ async def test_our_transactions_are_read_once_and_foreign_ones_still_found(world
     assert (await checker.scan()).new_orphans == 1
     assert reads == [ours, foreign]
     assert [o.transaction_id for o in await stored(world, SisbajudOrphan)] == [foreign]
+
+
+async def test_a_transaction_id_our_write_recorded_is_never_read_back(world):
+    alias = block_account_alias(ORDER)
+    await world.account("@payer-e", "100", document="55555555501")
+    await world.account(alias, "0")
+    ours = (await world.midaz.post(f"{world.ledger.base}/transactions/json", json=send(
+        {"@payer-e": "1"}, {alias: "1"}, metadata={"code": KEY}))).json()["id"]
+    async with world.sessions() as session:
+        session.add(SisbajudWrite(
+            idempotency_key=KEY, order_id=ORDER, revision=1, kind="block",
+            institution_id=INSTITUTION, block_alias=alias, total="1", state="APPLIED",
+            transaction_id=ours, created_at=utcnow(), updated_at=utcnow()))
+        await session.commit()
+    reads = _transaction_reads(world)
+    checker = OrphanChecker(world.settings, world.sessions, world.http)
+
+    assert (await checker.scan()).new_orphans == 0
+    assert reads == []
+    foreign = (await world.midaz.post(f"{world.ledger.base}/transactions/json", json=send(
+        {"@payer-e": "1"}, {alias: "1"}))).json()["id"]
+    assert (await checker.scan()).new_orphans == 1
+    assert reads == [foreign]
 
 
 async def test_block_accounts_are_read_concurrently(world):
