@@ -81,7 +81,10 @@ async def decide(sessions: async_sessionmaker[AsyncSession], client: Client | No
         if not await move_approval(session, approval.job_id, [ApprovalState(approval.state)],
                                    to):
             await session.rollback()
-            raise _not_awaiting(job, None)
+            # The rollback expired what was read (reading it now would be a sync load):
+            # read again what won the race, for the answer.
+            raise _not_awaiting(await session.get(Job, approver.job_id),
+                                await session.get(JobApproval, approver.job_id))
         row = ApprovalDecision(job_id=job.id, approver=approver.name, email_masked=masked,
                                decision=decision.value, reason=reason)
         verb = "approved" if decision is Decision.APPROVED else "rejected"
@@ -100,7 +103,7 @@ async def decide(sessions: async_sessionmaker[AsyncSession], client: Client | No
         except IntegrityError:
             await session.rollback()
             raise refuse(ApprovalErrorCode.ALREADY_DECIDED,
-                          f"{approver.name} already decided on job {job.id}.") from None
+                          f"{approver.name} already decided on job {approver.job_id}.") from None
         await session.refresh(row)
     if client is not None:
         # The store is the truth; a lost signal only delays the tally until the next one.

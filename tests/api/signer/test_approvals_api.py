@@ -167,6 +167,33 @@ async def test_an_approval_block_is_validated_and_editable_on_a_profile(api):
     assert edited.status_code == 200 and edited.json()["approval"] is None
 
 
+async def test_a_rejection_the_seal_overtakes_after_its_read_is_a_409_not_a_500(api,
+                                                                                monkeypatch):
+    # The race above, made certain: the seal commits between the rejection's read and its
+    # conditional write. The loser's answer then reads what won, after its rollback.
+    from activities.signer.approvals import decisions
+
+    job_id, tokens = await _held(api, quorum=1)
+    store = ApprovalStore(api.context.sessions)
+    async with api.context.sessions() as session:
+        await session.exec(update(JobApproval).where(JobApproval.job_id == job_id)
+                           .values(state="Released"))
+        await session.commit()
+    conditional_write = decisions.move_approval
+
+    async def sealed_first(*args, **kwargs):
+        assert await store.mark(job_id, [ApprovalState.RELEASED], ApprovalState.SEALED)
+        return await conditional_write(*args, **kwargs)
+
+    monkeypatch.setattr(decisions, "move_approval", sealed_first)
+    answer = await api.post(f"/api/approvals/{job_id}/reject", json={"reason": "stop"},
+                            headers=_bearer(tokens["Bruno"]))
+    assert answer.status_code == 409, answer.text
+    assert answer.json()["code"] == "approval.not-awaiting"
+    assert "approval Sealed" in answer.json()["message"]
+    assert await store.rejection(job_id) is None
+
+
 async def test_a_late_rejection_and_the_seal_before_signing_have_one_winner(api):
     store = ApprovalStore(api.context.sessions)
     for _ in range(4):
