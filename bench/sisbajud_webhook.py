@@ -179,7 +179,8 @@ def _seeded_orders(mensageria: str, count: int) -> list[str]:
 
 
 def bench_orders(args, secret: str, work: Path) -> dict:
-    """Notices -> tick -> fetch -> plan -> block -> settle -> drain, on dev-default processes."""
+    """Notices -> tick -> fetch -> plan -> block -> settle -> drain, on dev-default processes,
+    then the baseline; one result per round."""
     data = work / "orders"
     data.mkdir()
     names = ("webhook", "midaz", "mensageria", "temporal", "temporal_ui", "api")
@@ -433,6 +434,8 @@ def main() -> None:
     parser.add_argument("--serve-baseline", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--secret", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     if args.serve_baseline:
         import uvicorn
 
