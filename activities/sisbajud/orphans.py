@@ -176,7 +176,7 @@ class OrphanChecker:
         for op in operations:
             tx_id = op.get("transactionId") or ""
             if cached and tx_id in self._ours:
-                continue  # we registered its code before writing it: never an orphan
+                continue  # our write's answer named it, or its code is ours: never an orphan
             if tx_id not in transactions:
                 transactions[tx_id] = await midaz.transaction(tx_id) if tx_id else None
             if tx_id and transactions[tx_id] is None:

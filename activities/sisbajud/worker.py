@@ -18,7 +18,7 @@ from workflows.sisbajud.order import SisbajudOrderWorkflow
 from workflows.sisbajud.tick import SisbajudTickWorkflow
 
 # httpx's 100 connections to the Mensageria and the ledgers, all kept open between calls: by
-# default it keeps only 20, so a busy worker reconnected for most calls (bench/sisbajud_webhook.py).
+# default it keeps only 20, and under load closed the others after each call, to open them again.
 HTTP_CONNECTIONS = 100
 
 
