@@ -15,7 +15,7 @@ from activities.signer.operator.commands import cancel_job
 from services.api.app import create_app
 from shared.contracts.signer import JobStatus, job_workflow_id
 from tests.api.conftest import make_context
-from tests.support.sisbajud import serve
+from tests.support.pickup import serve
 from tests.workflows.signer.lacuna.conftest import WEBHOOK_TOKEN
 from workflows.signer.remote import CHECK_TIMEOUT
 
@@ -37,7 +37,8 @@ async def test_dispatch_then_webhook_concluded_is_verified_and_promoted(remote, 
     remote.awaiting.settings.poll_interval_seconds = 3600
     context = await make_context(settings, temporal_env)
     try:
-        with serve(create_app(context)) as api_url:
+        # In this loop: the app's pool holds connections this loop opened (the profile check).
+        async with serve(create_app(context)) as api_url:
             remote.sim_settings.webhook_url = (f"{api_url}/api/signer/lacuna/webhook/"
                                                f"{WEBHOOK_TOKEN}")
             async with remote.worker():
