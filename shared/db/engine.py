@@ -9,6 +9,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from shared.db.sqlite_driver import OneHopDBAPI
+
 SQLITE_PRAGMAS = (
     "PRAGMA journal_mode=WAL",
     # NORMAL with WAL loses at most the last commits on power loss, never corrupts.
@@ -30,7 +32,8 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
         database = make_url(url).database
         if database and database != ":memory:":
             Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, echo=echo, connect_args={"timeout": 30})
+        engine = create_async_engine(url, echo=echo, module=OneHopDBAPI(),
+                                     connect_args={"timeout": 30})
         event.listen(engine.sync_engine, "connect", _apply_sqlite_pragmas)
         return engine
     return create_async_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=10)
