@@ -1,9 +1,12 @@
 """aiosqlite for SQLAlchemy with one hand-off to the connection's thread per statement.
 
 SQLAlchemy's adapter awaits aiosqlite four times per SELECT (open the cursor, execute, fetch,
-close) and three per write. Each await queues work to aiosqlite's thread and wakes the event
-loop back: in the workers' profiles those hand-offs, not SQLite, were the store's cost.
-Here one function runs the whole statement on that thread and brings back its rows and counts.
+close) and three per write; each await queues work to aiosqlite's thread and wakes the event
+loop back. Here one function runs the whole statement on that thread and brings back its rows
+and counts: a three-statement transaction costs 4 hand-offs instead of 11, and about a third
+less CPU. It queues with aiosqlite's `Connection._execute`, private as the queue SQLAlchemy's
+adapter uses, so pyproject pins aiosqlite's minor version, and tests/unit/test_sqlite_driver.py
+counts the hand-offs and checks the results.
 """
 
 from __future__ import annotations
