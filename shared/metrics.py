@@ -64,22 +64,44 @@ class TemporalMetricsBridge:
     def __init__(self) -> None:
         self.buffer = MetricBuffer(50_000, MetricBufferDurationFormat.SECONDS)
         self.runtime = Runtime(telemetry=TelemetryConfig(metrics=self.buffer))
+        # (metric, attribute set) -> the labelled child, and the two objects its key is made
+        # of: the SDK hands out the same objects for the same series, and holding them here
+        # keeps their ids from being reused.
+        self._series: dict[tuple[int, int], tuple[object, object, object]] = {}
 
     def drain(self) -> int:
         """Move buffered SDK updates into our registry; returns how many were moved."""
         updates = self.buffer.retrieve_updates()
+        # A counter's updates add up, and only a gauge's last value counts: each series is
+        # written once per drain. Multiprocess values cost a file write each, and a busy
+        # worker buffers thousands of updates between drains.
+        added: dict[object, float] = {}
+        latest: dict[object, float] = {}
         for update in updates:
-            metric, labels = self._metric_for(update)
-            values = {k: str(v) for k, v in update.attributes.items()}
-            bound = metric.labels(*(values.get(name, "") for name in labels)) if labels else metric
+            child = self._child(update)
             kind = update.metric.kind
             if kind == BUFFERED_METRIC_KIND_COUNTER:
-                bound.inc(update.value)
+                added[child] = added.get(child, 0) + update.value
             elif kind == BUFFERED_METRIC_KIND_GAUGE:
-                bound.set(update.value)
+                latest[child] = update.value
             else:
-                bound.observe(update.value)
+                child.observe(update.value)
+        for child, amount in added.items():
+            child.inc(amount)
+        for child, value in latest.items():
+            child.set(value)
         return len(updates)
+
+    def _child(self, update):
+        """The labelled metric of an update's series, looked up once per series."""
+        key = (id(update.metric), id(update.attributes))
+        series = self._series.get(key)
+        if series is None:
+            metric, labels = self._metric_for(update)
+            values = {k: str(v) for k, v in update.attributes.items()}
+            child = metric.labels(*(values.get(name, "") for name in labels)) if labels else metric
+            series = self._series[key] = (child, update.metric, update.attributes)
+        return series[0]
 
     async def run(self) -> None:
         """Drain forever at a fixed interval (cancel to stop)."""

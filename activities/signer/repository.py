@@ -8,16 +8,26 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import ColumnElement, exists, func, update
+from sqlalchemy import Connection, func
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.job_writes import (
+    JobWrites,
+    history_row,
+    insert_event,
+    insert_history,
+    insert_job,
+    mark_started,
+    status_of,
+    update_params,
+)
 from shared.contracts.signer import ACTIVE_STATUSES, JobStatus
-from shared.db.models import OperationalEvent, PipelineState, utcnow
+from shared.db.models import OperationalEvent, utcnow
 from shared.db.signer_approval_models import JobApproval
-from shared.db.signer_models import Job, JobHistory, SigningProfile
+from shared.db.signer_models import Job, SigningProfile
 
 
 class AlreadyActiveError(Exception):
@@ -52,41 +62,31 @@ def new_job_id() -> str:
     return str(uuid.uuid4())
 
 
-def _not_paused(dialect: str) -> ColumnElement[bool]:
-    """The claim's pause condition, evaluated inside the claim's own UPDATE."""
-    if dialect == "postgresql":
-        # The pause row is read under a share lock in the same statement (no extra round
-        # trip): a pause that commits while this claim is open waits for it, and a claim that
-        # waited on a pause reads the committed row. Once the pause is answered, every claim
-        # either committed before it or sees it.
-        paused = (select(PipelineState.paused).where(PipelineState.id == 1)
-                  .with_for_update(read=True).scalar_subquery())
-        return paused.is_not(True)
-    return ~exists().where(PipelineState.paused)
-
-
 class JobRepository:
     """Reads and conditional writes of `jobs` + `job_history`."""
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self.sessions = sessions
+        # The hot writes bypass the ORM session, on the same engine (see job_writes).
+        self.writes = JobWrites(sessions.kw["bind"])
 
     async def insert(self, job: Job, message: str, *, code: str | None = None,
                      event: OperationalEvent | None = None) -> Job:
         """Insert a job with its first history row; AlreadyActiveError on the index."""
-        async with self.sessions() as session:
-            session.add(job)
-            session.add(JobHistory(job_id=job.id, to_status=job.status, code=code,
-                                   message=message))
-            if event is not None:
-                session.add(event)
-            try:
-                await session.commit()
-            except IntegrityError as exc:
-                await session.rollback()
-                if "ux_jobs_active_original_path" in str(exc) or "original_path" in str(exc):
-                    raise AlreadyActiveError(job.original_path) from None
-                raise
+        history = history_row(job.id, message, at=job.created_at, to_status=job.status,
+                              code=code)
+
+        def write(connection: Connection) -> None:
+            insert_job(connection, job)
+            insert_history(connection, history)
+            insert_event(connection, event)
+
+        try:
+            await self.writes.run(write)
+        except IntegrityError as exc:
+            if "ux_jobs_active_original_path" in str(exc) or "original_path" in str(exc):
+                raise AlreadyActiveError(job.original_path) from None
+            raise
         return job
 
     async def get(self, job_id: str) -> Job | None:
@@ -110,60 +110,58 @@ class JobRepository:
         """Move a job from one of `expected` to `to`; False (nothing written) if it wasn't."""
         expected = [s.value for s in expected]
         now = utcnow()
-        async with self.sessions() as session:
+        statement = self.writes.update_job(fields, expected=expected, to=to.value)
+        params = update_params(job_id, now, fields)
+
+        def write(connection: Connection) -> bool:
             # With one expected state the conditional update itself proves where it came from.
-            current = expected[0] if len(expected) == 1 else (await session.exec(
-                select(Job.status).where(Job.id == job_id))).first()
-            result = await session.exec(
-                update(Job)
-                .where(Job.id == job_id, Job.status.in_(expected))
-                .values(status=to.value, updated_at=now, version=Job.version + 1, **fields)
-            )
-            if result.rowcount != 1:
-                await session.rollback()
+            current = expected[0] if len(expected) == 1 else status_of(connection, job_id)
+            if connection.execute(statement, params).rowcount != 1:
                 return False
-            session.add(JobHistory(job_id=job_id, from_status=current, to_status=to.value,
-                                   code=code, message=message, at=now))
-            if event is not None:
-                session.add(event)
-            await session.commit()
-        return True
+            insert_history(connection, history_row(job_id, message, at=now, from_status=current,
+                                                   to_status=to.value, code=code))
+            insert_event(connection, event)
+            return True
+
+        return await self.writes.run(write)
 
     async def claim(self, job_id: str, message: str, **fields: object) -> Claim:
         """Queued -> Processing only while the pipeline runs, in one conditional statement."""
         now = utcnow()
-        async with self.sessions() as session:
-            result = await session.exec(
-                update(Job)
-                .where(Job.id == job_id, Job.status == JobStatus.QUEUED.value,
-                       _not_paused((await session.connection()).dialect.name))
-                .values(status=JobStatus.PROCESSING.value, updated_at=now,
-                        version=Job.version + 1, **fields))
-            if result.rowcount != 1:
-                await session.rollback()
-                status = (await session.exec(select(Job.status).where(Job.id == job_id))).first()
-                return Claim.PAUSED if status == JobStatus.QUEUED.value else Claim.NOT_QUEUED
-            session.add(JobHistory(job_id=job_id, from_status=JobStatus.QUEUED.value,
-                                   to_status=JobStatus.PROCESSING.value, message=message, at=now))
-            await session.commit()
-        return Claim.CLAIMED
+        statement = self.writes.update_job(fields, expected=[JobStatus.QUEUED.value],
+                                           to=JobStatus.PROCESSING.value, unpaused=True)
+        params = update_params(job_id, now, fields)
+
+        def write(connection: Connection) -> Claim:
+            if connection.execute(statement, params).rowcount != 1:
+                queued = status_of(connection, job_id) == JobStatus.QUEUED.value
+                return Claim.PAUSED if queued else Claim.NOT_QUEUED
+            insert_history(connection, history_row(
+                job_id, message, at=now, from_status=JobStatus.QUEUED.value,
+                to_status=JobStatus.PROCESSING.value))
+            return Claim.CLAIMED
+
+        return await self.writes.run(write)
 
     async def note(self, job_id: str, message: str, *, code: str | None = None,
                    event: OperationalEvent | None = None, preceded_by: str | None = None,
                    **fields: object) -> None:
         """A history row (and field updates) without a state change; `preceded_by` is an
         earlier row written in the same transaction."""
-        async with self.sessions() as session:
-            if fields:
-                await session.exec(update(Job).where(Job.id == job_id)
-                                   .values(updated_at=utcnow(), **fields))
-            if preceded_by is not None:
-                # Added first, inserted first: the unit of work keeps the order of `add`.
-                session.add(JobHistory(job_id=job_id, message=preceded_by))
-            session.add(JobHistory(job_id=job_id, code=code, message=message))
-            if event is not None:
-                session.add(event)
-            await session.commit()
+        now = utcnow()
+        rows = [history_row(job_id, message, at=now, code=code)]
+        if preceded_by is not None:
+            rows.insert(0, history_row(job_id, preceded_by, at=now))
+        statement = self.writes.update_job(fields) if fields else None
+        params = update_params(job_id, now, fields)
+
+        def write(connection: Connection) -> None:
+            if statement is not None:
+                connection.execute(statement, params)
+            insert_history(connection, *rows)
+            insert_event(connection, event)
+
+        await self.writes.run(write)
 
     async def latest_for_path(self, original_path: str) -> Job | None:
         """The newest job of an original path (case-insensitive)."""
@@ -215,10 +213,7 @@ class JobRepository:
 
     async def mark_workflow_started(self, *job_ids: str) -> None:
         """Record that these jobs' workflows exist (one statement, one commit)."""
-        async with self.sessions() as session:
-            await session.exec(update(Job).where(Job.id.in_(job_ids))
-                               .values(workflow_started_at=utcnow()))
-            await session.commit()
+        await self.writes.run(lambda connection: mark_started(connection, job_ids))
 
     async def profile(self, name: str) -> SigningProfile | None:
         """A signing profile by name."""

@@ -1,4 +1,5 @@
-"""Fixtures for the signer crypto tests: dev certificates, a loaded signer, sample documents."""
+"""Fixtures for the signer unit tests: dev certificates, a loaded signer, sample documents, a
+job repository on a migrated store."""
 
 import pytest
 from cryptography import x509
@@ -6,6 +7,9 @@ from cryptography import x509
 from activities.signer.crypto import samples
 from activities.signer.crypto.certs import DevBundle, write_dev_bundle
 from activities.signer.crypto.signer import LoadedSigner, load_pfx_signer
+from activities.signer.repository import JobRepository
+from services.bootstrap import bootstrap
+from shared.db.engine import create_engine, session_factory
 
 from .support import PFX_PASSWORD
 
@@ -35,3 +39,14 @@ def signer(dev_bundle: DevBundle) -> LoadedSigner:
 @pytest.fixture(scope="session")
 def sample_pdf() -> bytes:
     return samples.make_pdf(100_000)
+
+
+@pytest.fixture
+async def repository(settings):
+    """A job repository on the test's store, migrated and seeded."""
+    await bootstrap(settings)
+    engine = create_engine(settings.sqlalchemy_url)
+    try:
+        yield JobRepository(session_factory(engine))
+    finally:
+        await engine.dispose()

@@ -4,26 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
-
 from activities.signer.repository import JobRepository, new_job_id
-from services.bootstrap import bootstrap
 from shared.contracts.signer import JobStatus
 from shared.contracts.signer_approvals import ApprovalState
-from shared.db.engine import create_engine, session_factory
 from shared.db.models import utcnow
 from shared.db.signer_approval_models import JobApproval
 from shared.db.signer_models import Job
-
-
-@pytest.fixture
-async def repository(settings):
-    await bootstrap(settings)
-    engine = create_engine(settings.sqlalchemy_url)
-    try:
-        yield JobRepository(session_factory(engine))
-    finally:
-        await engine.dispose()
 
 
 async def _job(repository: JobRepository, path: str, status: JobStatus, age: int,
