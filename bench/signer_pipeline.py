@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -151,8 +153,8 @@ def _tree_rss_mb(root: int) -> float:
     return total / 1024 / 1024
 
 
-def _tree_cpu(root: int) -> dict[str, float]:
-    """CPU seconds (user + system) per process of the tree, keyed by a short role name."""
+def _tree_argv(root: int) -> dict[int, list[str]]:
+    """Every process of the tree, with its command line."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -161,19 +163,35 @@ def _tree_cpu(root: int) -> dict[str, float]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(parent, []).append(int(entry.name))
-    ticks = os.sysconf("SC_CLK_TCK")
-    usage: dict[str, float] = {}
+    found: dict[int, list[str]] = {}
     stack = [root]
     while stack:
         pid = stack.pop()
         stack.extend(children.get(pid, []))
         try:
-            fields = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
             argv = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        role = _role([a.decode(errors="replace") for a in argv if a])
-        usage[role] = usage.get(role, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
+        found[pid] = [a.decode(errors="replace") for a in argv if a]
+    return found
+
+
+def _cpu_seconds(stat: Path) -> float:
+    """User + system CPU seconds from a /proc `stat` file (of a process or a thread)."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree_cpu(root: int) -> dict[str, float]:
+    """CPU seconds (user + system) per process of the tree, keyed by a short role name."""
+    usage: dict[str, float] = {}
+    for pid, argv in _tree_argv(root).items():
+        try:
+            seconds = _cpu_seconds(Path("/proc") / str(pid) / "stat")
+        except OSError:
+            continue
+        role = _role(argv)
+        usage[role] = usage.get(role, 0.0) + seconds
     return usage
 
 
@@ -228,30 +246,55 @@ def _cpu_report(noop: dict[str, float], piped: dict[str, float], noop_rate: floa
     return lines
 
 
+def _thread_cpu(root: int) -> dict[tuple[int, int], float]:
+    """CPU seconds per thread of every process of the tree, keyed by (pid, tid)."""
+    usage: dict[tuple[int, int], float] = {}
+    for pid in _tree_argv(root):
+        for task in (Path("/proc") / str(pid) / "task").glob("*"):
+            with contextlib.suppress(OSError):
+                usage[(pid, int(task.name))] = _cpu_seconds(task / "stat")
+    return usage
+
+
+def _thread_names(root: int) -> dict[tuple[int, int], str]:
+    """`role: thread name` per thread: Python's names from `py-spy dump`, else the OS's."""
+    spy = Path(sys.executable).with_name("py-spy")
+    names: dict[tuple[int, int], str] = {}
+    for pid, argv in _tree_argv(root).items():
+        role = _role(argv)
+        for task in (Path("/proc") / str(pid) / "task").glob("*"):
+            with contextlib.suppress(OSError):
+                comm = (task / "comm").read_text().strip()
+                names[(pid, int(task.name))] = f"{role}: [{comm}]"
+        if role in ("temporal server", "dev") or not spy.exists():
+            continue
+        dump = subprocess.run([str(spy), "dump", "--nonblocking", "--pid", str(pid)],
+                              capture_output=True, text=True).stdout
+        for match in re.finditer(r'^Thread (\d+) \(\w+\): "([^"]*)"', dump, re.M):
+            names[(pid, int(match[1]))] = f"{role}: {match[2]}"
+    return names
+
+
+def _thread_report(before: dict, after: dict, names: dict, n: int, top: int = 20) -> list[str]:
+    """The threads that spent the most CPU per document in the pipeline."""
+    spent: dict[str, float] = {}
+    for key, seconds in after.items():
+        name = names.get(key, f"pid {key[0]}: tid {key[1]}")
+        # Threads of one pool differ only by a number (`Thread-3`, `..._0_1`): added up.
+        name = re.sub(r"([-_]\d+)+\b", "", name)
+        spent[name] = spent.get(name, 0.0) + (seconds - before.get(key, 0.0)) * 1000 / n
+    ranked = sorted(spent.items(), key=lambda item: -item[1])[:top]
+    return ["CPU ms per document in the pipeline, by thread"] + [
+        f"  {name:<60} {ms:>6.1f}" for name, ms in ranked if ms >= 0.05]
+
+
 def _python_pids(root: int) -> dict[int, str]:
     """Every Python process of the tree (not the Temporal server), with its role."""
-    found: dict[int, str] = {}
-    stack = [root]
-    while stack:
-        pid = stack.pop()
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                        stack.append(int(entry.name))
-                except (OSError, IndexError, ValueError):
-                    continue
-        try:
-            argv = [a.decode(errors="replace")
-                    for a in (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0") if a]
-        except OSError:
-            continue
-        if argv and "python" in Path(argv[0]).name:
-            found[pid] = _role(argv)
-    return found
+    return {pid: _role(argv) for pid, argv in _tree_argv(root).items()
+            if argv and "python" in Path(argv[0]).name}
 
 
-def _start_profiles(root: int, directory: Path, fmt: str) -> list[subprocess.Popen]:
+def _start_profiles(root: int, directory: Path, fmt: str, gil: bool) -> list[subprocess.Popen]:
     """One `py-spy record` per Python process of the tree, until they are interrupted."""
     directory.mkdir(parents=True, exist_ok=True)
     spy = Path(sys.executable).with_name("py-spy")
@@ -259,6 +302,7 @@ def _start_profiles(root: int, directory: Path, fmt: str) -> list[subprocess.Pop
     # The signing pool is spawned at the first job: followed as the worker's subprocesses.
     return [subprocess.Popen([str(spy), "record", "--pid", str(pid), "--nonblocking",
                               *(["--subprocesses"] if role == "worker" else []),
+                              *(["--gil"] if gil else []),
                               "--format", fmt, "-o",
                               str(directory / f"{role.replace(' ', '-')}-{pid}.{suffix}")],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -278,6 +322,11 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the data directory")
     parser.add_argument("--profile", type=Path, help="record py-spy profiles into this folder")
     parser.add_argument("--profile-format", choices=("flamegraph", "raw"), default="flamegraph")
+    # A thread waiting for the GIL looks busy to py-spy; with --gil only the holder is sampled.
+    parser.add_argument("--profile-gil", action="store_true",
+                        help="sample only the thread holding the GIL (Python's own CPU)")
+    parser.add_argument("--threads", action="store_true",
+                        help="also print the pipeline's CPU per document by thread")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="esteira-bench-"))
     api, grpc, temporal, ui = free_ports(4)
@@ -313,11 +362,14 @@ def main() -> None:
         cpu.append(_tree_cpu(dev.pid))
         starter = (time.process_time() - starter) * 1000 / args.n
         sample_rss()
-        spies = (_start_profiles(dev.pid, args.profile, args.profile_format)
+        spies = (_start_profiles(dev.pid, args.profile, args.profile_format, args.profile_gil)
                  if args.profile else [])
+        threads = [_thread_cpu(dev.pid)] if args.threads else []
         try:
             results["pipeline, drop -> Completed"] = pipeline(workdir / "data", docs, sample_rss)
             cpu.append(_tree_cpu(dev.pid))
+            if args.threads:
+                threads += [_thread_cpu(dev.pid), _thread_names(dev.pid)]
         finally:
             _stop_profiles(spies)
         rate = results["pipeline, drop -> Completed"]["docs_per_s"]
@@ -334,6 +386,8 @@ def main() -> None:
                                 _per_doc(cpu[1], cpu[2], args.n),
                                 results["(b) no-op workflows"]["docs_per_s"], rate, starter,
                                 _per_doc(cpu[2], cpu[3], args.n)):
+            print(line)
+        for line in _thread_report(*threads, args.n) if threads else []:
             print(line)
     finally:
         dev.send_signal(signal.SIGTERM)

@@ -229,7 +229,7 @@ def bench_orders(args, secret: str, work: Path) -> dict:
                  "institutionId": INSTITUTION, "subject": {"document": DOCUMENT},
                  "amount": "1.00"} for o in order_ids])
             profiler = Profiler(args.profile if number == 0 else None, procs, data,
-                                args.profile_format)
+                                args.profile_format, args.profile_gil)
             profiler.attach("worker", worker.pid)
             profiler.attach("webhook", webhook.pid)
             before = _cpu(pipeline)
@@ -297,8 +297,9 @@ class Profiler:
     """py-spy profiles of child processes while a phase runs (`--profile DIR`)."""
 
     def __init__(self, out: Path | None, procs: Processes, log_dir: Path,
-                 fmt: str = "flamegraph") -> None:
+                 fmt: str = "flamegraph", gil: bool = False) -> None:
         self._out, self._procs, self._log_dir, self._fmt = out, procs, log_dir, fmt
+        self._gil = gil
         self._running: list[subprocess.Popen] = []
 
     def attach(self, name: str, pid: int) -> None:
@@ -309,6 +310,7 @@ class Profiler:
         self._running.append(subprocess.Popen(
             [str(Path(sys.executable).with_name("py-spy")), "record", "--pid", str(pid),
              "--rate", "50", "--nonblocking", "--format", self._fmt,
+             *(["--gil"] if self._gil else []),
              "--output", str(self._out / f"{name}.{SUFFIX[self._fmt]}")],
             stdout=subprocess.DEVNULL, stderr=(self._log_dir / f"py-spy-{name}.log").open("w")))
 
@@ -423,6 +425,9 @@ def main() -> None:
                              "baseline's worker here (needs py-spy in the venv)")
     parser.add_argument("--profile-format", choices=sorted(SUFFIX), default="flamegraph",
                         help="py-spy's output: flame graphs, or raw collapsed stacks to sum")
+    # A thread waiting for the GIL looks busy to py-spy; with --gil only the holder is sampled.
+    parser.add_argument("--profile-gil", action="store_true",
+                        help="sample only the thread holding the GIL (Python's own CPU)")
     parser.add_argument("--baseline-sandboxed", action="store_true",
                         help="run the baseline's workflows in the sandbox (the sisbajud "
                              "worker runs them unsandboxed)")
