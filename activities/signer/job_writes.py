@@ -63,6 +63,7 @@ class JobWrites:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
         self._dialect = engine.dialect.name
+        # Keyed by shape; the shapes are the callers' own keyword sets, a handful in all.
         self._updates: dict[tuple, Update] = {}
 
     async def run(self, work: Callable[[Connection], T]) -> T:
