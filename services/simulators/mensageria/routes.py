@@ -37,7 +37,7 @@ async def refusal_handler(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
-def sim(request: Request) -> MensageriaState:
+async def sim(request: Request) -> MensageriaState:
     """The simulator state attached to the app."""
     return request.app.state.sim
 
@@ -45,7 +45,7 @@ def sim(request: Request) -> MensageriaState:
 Sim = Annotated[MensageriaState, Depends(sim)]
 
 
-def require_token(request: Request) -> None:
+async def require_token(request: Request) -> None:
     """M2M `Authorization: Bearer <token>` issued by `/oauth/token` and unexpired; 401 otherwise."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     bearer = {"WWW-Authenticate": 'Bearer error="invalid_token"'}

@@ -15,7 +15,7 @@ from services.simulators.midaz.state import MidazState
 from shared.contracts.sisbajud import is_uuid
 
 
-def sim(request: Request) -> MidazState:
+async def sim(request: Request) -> MidazState:
     """The simulator state attached to the app."""
     return request.app.state.sim
 
@@ -23,7 +23,7 @@ def sim(request: Request) -> MidazState:
 Sim = Annotated[MidazState, Depends(sim)]
 
 
-def require_token(request: Request) -> None:
+async def require_token(request: Request) -> None:
     """`Authorization: Bearer <token>`; 401 `0041` when absent, `0042` when expired or unknown."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
@@ -41,7 +41,7 @@ def check_uuid(**params: str) -> None:
         raise MidazError("0065", ", ".join(bad))
 
 
-def ledger_of(organization_id: str, ledger_id: str, state: Sim) -> Ledger:
+async def ledger_of(organization_id: str, ledger_id: str, state: Sim) -> Ledger:
     """The ledger named by the path."""
     check_uuid(organization_id=organization_id, ledger_id=ledger_id)
     with state.lock:

@@ -166,10 +166,8 @@ async def list_operations(
         wanted_type = (params.get("type") or "").upper()
         found = [
             op
-            for tx in state.transactions.values()
-            for op in tx.operations
-            if op.account.id == account.id
-            and op.visible_at <= now
+            for op in state.operations_by_account.get(account.id, [])
+            if op.visible_at <= now
             and query.start <= op.created_at <= query.end
             and (not wanted_type or op.type == wanted_type)
             and queries.metadata_matches(op.metadata, query.metadata)

@@ -16,6 +16,7 @@ from services.simulators.midaz.model import (
     Account,
     Balance,
     Ledger,
+    Operation,
     SimClock,
     Transaction,
     iso,
@@ -46,6 +47,9 @@ class MidazState:
     accounts: dict[str, Account] = field(default_factory=dict)
     balances: dict[str, Balance] = field(default_factory=dict)  # by account id
     transactions: dict[str, Transaction] = field(default_factory=dict)
+    # Midaz reads an account's operations by index; a scan of every transaction made each read
+    # cost more as the ledger grew, and the simulator shares the CPU it is benchmarked on.
+    operations_by_account: dict[str, list[Operation]] = field(default_factory=dict)
     readable_at: dict[str, float] = field(default_factory=dict)  # tx id -> GET visibility
     instruments: list[dict[str, Any]] = field(default_factory=list)  # CRM
     faults: FaultPlan[Fault] = field(default_factory=FaultPlan)
@@ -65,6 +69,7 @@ class MidazState:
                 self.accounts,
                 self.balances,
                 self.transactions,
+                self.operations_by_account,
                 self.readable_at,
             ):
                 table.clear()
@@ -213,6 +218,8 @@ class MidazState:
         """Keep a posted transaction; GET by id sees it from `readable_at`."""
         self.transactions[tx.id] = tx
         self.readable_at[tx.id] = readable_at
+        for operation in tx.operations:
+            self.operations_by_account.setdefault(operation.account.id, []).append(operation)
 
     def transaction(self, ledger: Ledger, tx_id: str) -> Transaction:
         """A readable transaction by id (404 0007)."""
