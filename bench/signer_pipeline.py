@@ -132,29 +132,8 @@ def _epoch(value) -> float:
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
-def _tree_rss_mb(root: int) -> float:
-    """Resident memory of a process and all its descendants."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            children.setdefault(int(stat[1]), []).append(int(entry.name))
-            rss[int(entry.name)] = int(stat[21]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, IndexError, ValueError):
-            continue
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        total += rss.get(pid, 0)
-        stack.extend(children.get(pid, []))
-    return total / 1024 / 1024
-
-
-def _tree_argv(root: int) -> dict[int, list[str]]:
-    """Every process of the tree, with its command line."""
+def _tree_pids(root: int) -> list[int]:
+    """A process and all its descendants."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -163,11 +142,30 @@ def _tree_argv(root: int) -> dict[int, list[str]]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(parent, []).append(int(entry.name))
-    found: dict[int, list[str]] = {}
-    stack = [root]
+    found, stack = [], [root]
     while stack:
         pid = stack.pop()
+        found.append(pid)
         stack.extend(children.get(pid, []))
+    return found
+
+
+def _tree_rss_mb(root: int) -> float:
+    """Resident memory of a process and all its descendants."""
+    total = 0
+    for pid in _tree_pids(root):
+        try:
+            stat = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(stat[21]) * os.sysconf("SC_PAGE_SIZE")
+    return total / 1024 / 1024
+
+
+def _tree_argv(root: int) -> dict[int, list[str]]:
+    """Every process of the tree, with its command line."""
+    found: dict[int, list[str]] = {}
+    for pid in _tree_pids(root):
         try:
             argv = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
         except OSError:
