@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
@@ -48,16 +49,23 @@ def withdraw(order_id: str, body: WithdrawIn, state: Sim) -> dict[str, Any]:
 
 
 @router.get("/results")
-def results(state: Sim, orderId: str | None = None) -> dict[str, Any]:
-    """Deduplicated results (first body per key), every attempt, and the keys seen."""
+def results(
+    state: Sim, orderId: str | None = None, since: int = 0, attempts: bool = True
+) -> dict[str, Any]:
+    """Deduplicated results (first body per key) after seq `since`, every attempt, the keys seen.
+
+    A poller passes `since` (the last `seq` it saw) and `attempts=false`: it gets only what is
+    new, instead of every result and attempt since the start at each poll.
+    """
     with state.lock:
-        kept = [r for r in state.results.values() if orderId in (None, r["orderId"])]
-        attempts = [a for a in state.attempts if orderId in (None, a["orderId"])]
-    return {
-        "results": kept,
-        "attempts": attempts,
-        "keys": sorted({a["idempotencyKey"] for a in attempts if a["idempotencyKey"]}),
-    }
+        newer = islice(state.results.values(), since, None)  # seq n sits at index n - 1
+        kept = [r for r in newer if orderId in (None, r["orderId"])]
+        tried = [a for a in state.attempts if orderId in (None, a["orderId"])] if attempts else []
+    body: dict[str, Any] = {"results": kept}
+    if attempts:
+        body["attempts"] = tried
+        body["keys"] = sorted({a["idempotencyKey"] for a in tried if a["idempotencyKey"]})
+    return body
 
 
 @router.get("/faults")

@@ -122,10 +122,8 @@ async def list_accounts(request: Request, ledger: LedgerDep, state: Sim, _f: Rou
         prefix = (params.get("alias") or "").lower()
         found = [
             a
-            for a in state.accounts.values()
-            if a.ledger_id == ledger.id
-            and a.alias.lower().startswith(prefix)
-            and _equals(params.get("type"), a.type)
+            for a in state.alias_index.with_prefix(ledger.id, prefix)
+            if _equals(params.get("type"), a.type)
             and _equals(params.get("asset_code"), a.asset_code)
             and _equals(params.get("status"), a.status.get("code"))
             and _equals(params.get("blocked"), str(a.blocked).lower())

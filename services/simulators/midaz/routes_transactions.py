@@ -97,7 +97,8 @@ def _post(
     legs = posting.resolve_legs(kind, body)
     if fault is not None and fault.kind == "reject":
         raise MidazError(fault.code or "0117", status=fault.status)
-    posting.check_balances(legs, body.send.asset, state.balance_lookup(ledger))
+    aliases = (leg.spec.accountAlias for leg in legs)
+    posting.check_balances(legs, body.send.asset, state.balance_lookup(ledger, aliases))
     tx_id = uuid7()
     visible_at = now + state.config.lag_s
     operations = posting.apply(legs, kind, tx_id, now, visible_at)

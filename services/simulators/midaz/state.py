@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from services.simulators.fault_plan import FaultPlan
+from services.simulators.midaz.aliases import AliasIndex
 from services.simulators.midaz.errors import MidazError
 from services.simulators.midaz.faults import Fault
 from services.simulators.midaz.idempotency import IdempotencyStore
@@ -50,6 +52,9 @@ class MidazState:
     # Midaz reads an account's operations by index; a scan of every transaction made each read
     # cost more as the ledger grew, and the simulator shares the CPU it is benchmarked on.
     operations_by_account: dict[str, list[Operation]] = field(default_factory=dict)
+    # The same for aliases: Midaz finds an account by alias through an index, and a scan of
+    # every account made each order cost the simulator more than the one before.
+    alias_index: AliasIndex = field(default_factory=AliasIndex)
     readable_at: dict[str, float] = field(default_factory=dict)  # tx id -> GET visibility
     instruments: list[dict[str, Any]] = field(default_factory=list)  # CRM
     faults: FaultPlan[Fault] = field(default_factory=FaultPlan)
@@ -73,6 +78,7 @@ class MidazState:
                 self.readable_at,
             ):
                 table.clear()
+            self.alias_index.clear()
             self.instruments.clear()
             self.faults.clear()
             self.idempotency.flush()
@@ -131,14 +137,24 @@ class MidazState:
         )
         self.accounts[account.id] = account
         self.balances[account.id] = Balance(uuid7(), account, now)
+        self.alias_index.add(account)
         return account
 
     def alias_taken(self, ledger: Ledger, alias: str) -> bool:
         """Midaz's non-atomic `alias LIKE ?` check, where `_` matches any one character."""
+        if "_" not in alias:
+            return self.alias_index.exact(ledger.id, alias) is not None
         pattern = re.compile("".join("." if c == "_" else re.escape(c) for c in alias))
-        return any(
-            a.ledger_id == ledger.id and pattern.fullmatch(a.alias) for a in self.accounts.values()
+        # Only accounts that start with the text before the first `_` and end with the text
+        # after the last can match; the longer of the two narrows the most (a block alias ends
+        # with its order's id).
+        prefix, suffix = alias[: alias.index("_")].lower(), alias[alias.rindex("_") + 1 :].lower()
+        candidates = (
+            self.alias_index.with_suffix(ledger.id, suffix)
+            if len(suffix) > len(prefix)
+            else self.alias_index.with_prefix(ledger.id, prefix)
         )
+        return any(pattern.fullmatch(a.alias) for a in candidates)
 
     def add_account(self, ledger: Ledger, body: CreateAccount) -> Account:
         """`POST …/accounts` rules: asset exists, type registered if validated, alias free."""
@@ -185,16 +201,12 @@ class MidazState:
 
     def account_by_alias(self, ledger: Ledger, alias: str) -> Account | None:
         """Exact, case-sensitive alias match (`WHERE alias = ?`)."""
-        return next(
-            (a for a in self.accounts.values() if a.ledger_id == ledger.id and a.alias == alias),
-            None,
-        )
+        return self.alias_index.exact(ledger.id, alias)
 
-    def balance_lookup(self, ledger: Ledger) -> dict[str, Balance]:
-        """Default balances of the ledger keyed by alias."""
-        return {
-            b.account.alias: b for b in self.balances.values() if b.account.ledger_id == ledger.id
-        }
+    def balance_lookup(self, ledger: Ledger, aliases: Iterable[str]) -> dict[str, Balance]:
+        """Default balances of the ledger's accounts among `aliases`, keyed by alias."""
+        found = (self.alias_index.exact(ledger.id, alias) for alias in aliases)
+        return {a.alias: self.balances[a.id] for a in found if a is not None}
 
     def set_balance(
         self,

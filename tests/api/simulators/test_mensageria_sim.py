@@ -179,6 +179,18 @@ async def test_results_can_be_read_per_order_and_reset(mensageria):
     assert (await mensageria.get(f"{ORDERS}/{ORDER['orderId']}")).status_code == 404
 
 
+@pytest.mark.asyncio
+async def test_a_poller_reads_only_the_results_after_the_last_seq_it_saw(mensageria):
+    for key in ("a", "b", "c"):
+        await mensageria.post(_results_url(), json=RESULT, headers={"X-Idempotency": key})
+    await mensageria.post(_results_url(), json=RESULT, headers={"X-Idempotency": "a"})  # replay
+    newer = (await mensageria.get("/_sim/results", params={"since": 1, "attempts": "false"})).json()
+    assert newer == {"results": newer["results"]}  # no attempts, no keys: only what is new
+    assert [(r["idempotencyKey"], r["seq"]) for r in newer["results"]] == [("b", 2), ("c", 3)]
+    caught_up = await mensageria.get("/_sim/results", params={"since": 3, "attempts": "false"})
+    assert caught_up.json()["results"] == []
+
+
 @pytest.mark.parametrize(("amount", "status"), [("850.00", 201), ("850.125", 201),
                                                 ("850", 422), ("850.5", 422), (850, 422)])
 async def test_result_amounts_must_carry_two_places(mensageria, amount, status):
