@@ -41,6 +41,8 @@ LOST_RACE_PAUSE = timedelta(seconds=1)
 # The API signals after recording a decision; should that signal be lost (Temporal briefly
 # unreachable), the store is read again this often anyway.
 RETALLY_EVERY = timedelta(minutes=5)
+# Runs started before it ended a tally that found the job Canceled without the cleanup.
+CANCELED_IN_STORE_PATCH = "signer-approval-canceled-in-store-cleanup"
 
 
 class ApprovalWait:
@@ -88,6 +90,11 @@ class ApprovalWait:
             tally = await self._step(APPROVAL_TALLY_ACTIVITY, job_id, ApprovalTally)
             if tally.job_status != JobStatus.AWAITING_APPROVAL:
                 status = JobStatus(tally.job_status) if tally.job_status else JobStatus.CANCELED
+                if status == JobStatus.CANCELED and workflow.patched(CANCELED_IN_STORE_PATCH):
+                    # The operator's cancel is committed before the workflow is asked to stop;
+                    # a tally in between (or a lost cancel request) ends the wait here, and
+                    # the staged copy must still reach error/.
+                    await self._step(APPROVAL_CLEANUP_ACTIVITY, job_id, ApprovalStepResult)
                 return JobResult(job_id=job_id, status=status, message="approval wait ended")
             if tally.rejected:
                 return await self._step(APPROVAL_REJECT_ACTIVITY, job_id, JobResult)

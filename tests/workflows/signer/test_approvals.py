@@ -20,8 +20,9 @@ from activities.signer.approvals.wiring import approval_parts
 from activities.signer.crypto.samples import make_pdf, make_remittance
 from activities.signer.operator.commands import retry_job
 from services.dev.smtp_sink import SmtpSink
-from shared.contracts.signer import JobStatus, task_queues
+from shared.contracts.signer import JobResult, JobStatus, job_workflow_id, task_queues
 from shared.contracts.signer_approvals import Decision
+from shared.contracts.signer_names import APPROVAL_DECIDED_SIGNAL
 from shared.db.signer_approval_models import Cnab240Line, NotificationOutbox
 from shared.errors import EsteiraError
 
@@ -343,6 +344,25 @@ async def test_a_released_job_goes_through_the_payment_date_check_again(approval
     await approvals.decide(job_id, tokens["Bruno"], Decision.APPROVED)
     job = await signer.wait_for(job_id)
     assert (job.status, job.error_code) == ("Failed", "cnab240.payment-date-passed")
+
+
+@SQLITE_ONLY
+async def test_a_cancel_the_workflow_learns_from_the_store_still_moves_the_held_copy(approvals):
+    # cancel_job commits Canceled, then asks the workflow to stop. A tally between the two (or
+    # a lost cancel request) ends the wait from the store: the copy must not stay in staging.
+    signer = approvals.signer
+    await approvals.require(quorum=2)
+    job_id, _ = await _held(approvals, "contrato.pdf", make_pdf())
+    assert await signer.repository.transition(job_id, [JobStatus.AWAITING_APPROVAL],
+                                              JobStatus.CANCELED, "Operator canceled.")
+    handle = approvals.client.get_workflow_handle(job_workflow_id(job_id), result_type=JobResult)
+    await handle.signal(APPROVAL_DECIDED_SIGNAL)  # the next tally, now rather than in 5 min
+    assert (await handle.result()).status == JobStatus.CANCELED
+    assert (signer.storage.error / job_id / "contrato.pdf").exists()
+    assert not (signer.storage.staging_dir(job_id) / "contrato.pdf").exists()
+    assert (signer.inbox / "contrato.pdf").exists()
+    notes = [h.message for h in await signer.history(job_id)]
+    assert any(note.startswith("Staged copy moved to ") for note in notes), notes
 
 
 @SQLITE_ONLY
