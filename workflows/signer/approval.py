@@ -41,7 +41,8 @@ LOST_RACE_PAUSE = timedelta(seconds=1)
 # The API signals after recording a decision; should that signal be lost (Temporal briefly
 # unreachable), the store is read again this often anyway.
 RETALLY_EVERY = timedelta(minutes=5)
-# Runs started before it ended a tally that found the job Canceled without the cleanup.
+# Runs started before it ended without the cleanup when a tally, or a released job's claim,
+# found the job Canceled in the store.
 CANCELED_IN_STORE_PATCH = "signer-approval-canceled-in-store-cleanup"
 
 
@@ -71,7 +72,7 @@ class ApprovalWait:
                 ended = await self._await_decision(job_id)
                 if ended is not None:
                     return ended
-                result = await process()
+                result = await self._canceled_in_store(job_id, await process())
             return result
         except (asyncio.CancelledError, ActivityError) as exc:
             if not is_cancelled_exception(exc):
@@ -90,12 +91,8 @@ class ApprovalWait:
             tally = await self._step(APPROVAL_TALLY_ACTIVITY, job_id, ApprovalTally)
             if tally.job_status != JobStatus.AWAITING_APPROVAL:
                 status = JobStatus(tally.job_status) if tally.job_status else JobStatus.CANCELED
-                if status == JobStatus.CANCELED and workflow.patched(CANCELED_IN_STORE_PATCH):
-                    # The operator's cancel is committed before the workflow is asked to stop;
-                    # a tally in between (or a lost cancel request) ends the wait here, and
-                    # the staged copy must still reach error/.
-                    await self._step(APPROVAL_CLEANUP_ACTIVITY, job_id, ApprovalStepResult)
-                return JobResult(job_id=job_id, status=status, message="approval wait ended")
+                return await self._canceled_in_store(
+                    job_id, JobResult(job_id=job_id, status=status, message="approval wait ended"))
             if tally.rejected:
                 return await self._step(APPROVAL_REJECT_ACTIVITY, job_id, JobResult)
             if tally.approvals >= tally.quorum:
@@ -121,6 +118,17 @@ class ApprovalWait:
             # was lost).
             with contextlib.suppress(TimeoutError):
                 await workflow.wait_condition(lambda: self.news, timeout=timeout)
+
+    async def _canceled_in_store(self, job_id: str, result: JobResult) -> JobResult:
+        """`result`, after the cleanup when it says the store holds the job Canceled.
+
+        The operator's cancel is committed before the workflow is asked to stop: a tally or a
+        released job's claim in between (or a lost cancel request) learns of it from the store,
+        and the staged copy must still reach error/.
+        """
+        if result.status == JobStatus.CANCELED and workflow.patched(CANCELED_IN_STORE_PATCH):
+            await self._step(APPROVAL_CLEANUP_ACTIVITY, job_id, ApprovalStepResult)
+        return result
 
     @staticmethod
     async def _step(name: str, job_id: str, result_type: type):

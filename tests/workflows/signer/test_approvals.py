@@ -366,6 +366,33 @@ async def test_a_cancel_the_workflow_learns_from_the_store_still_moves_the_held_
 
 
 @SQLITE_ONLY
+async def test_a_released_job_canceled_before_its_claim_still_moves_the_held_copy(
+        approvals, monkeypatch):
+    # Released by the quorum, then canceled while Queued; the workflow's cancel request is lost,
+    # so the job's own claim is where the workflow learns of it.
+    signer = approvals.signer
+    await approvals.require(quorum=2)
+    job_id, _ = await _held(approvals, "contrato.pdf", make_pdf())
+    claim = signer.repository.claim
+
+    async def canceled_first(claimed_id: str, *args, **kwargs):
+        await signer.repository.transition(claimed_id, [JobStatus.QUEUED], JobStatus.CANCELED,
+                                           "Operator canceled.")
+        return await claim(claimed_id, *args, **kwargs)
+
+    monkeypatch.setattr(signer.repository, "claim", canceled_first)
+    tokens = await approvals.tokens()
+    for name in ("Ana", "Bruno"):
+        await approvals.decide(job_id, tokens[name], Decision.APPROVED)
+    handle = approvals.client.get_workflow_handle(job_workflow_id(job_id), result_type=JobResult)
+    assert (await handle.result()).status == JobStatus.CANCELED
+    assert (signer.storage.error / job_id / "contrato.pdf").exists()
+    assert not (signer.storage.staging_dir(job_id) / "contrato.pdf").exists()
+    statuses = [h.to_status for h in await signer.history(job_id) if h.to_status]
+    assert statuses == ["Queued", "Processing", "AwaitingApproval", "Queued", "Canceled"]
+
+
+@SQLITE_ONLY
 async def test_an_operator_cancel_moves_the_held_copy_to_error(approvals):
     from activities.signer.operator.commands import cancel_job
 
