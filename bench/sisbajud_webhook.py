@@ -365,17 +365,18 @@ async def _orders_end_to_end(args, secret, settings, ports, order_ids) -> dict:
     started = time.perf_counter()
     sent = await _blast(url, secret, len(order_ids), args.concurrency, order_ids)
     blasted = time.perf_counter() - started
-    delivered, progress, mine, wanted, seen = 0, {}, [], set(order_ids), 0
+    progress, mine, wanted, seen = {}, [], set(order_ids), 0
     settled: set[str] = set()
-    results = f"http://127.0.0.1:{ports['mensageria']}/_sim/results"
+    results_url = f"http://127.0.0.1:{ports['mensageria']}/_sim/results"
     async with httpx.AsyncClient(timeout=10) as http:
-        while delivered < len(order_ids) and time.perf_counter() - started < args.max_wait:
+        while len(settled) < len(order_ids) and time.perf_counter() - started < args.max_wait:
             # Ticks every second instead of the default 30 s: the pipeline, not the wait.
             await schedule.trigger(overlap=ScheduleOverlapPolicy.SKIP)
             await asyncio.sleep(args.tick_every)
             # Only what came since the last poll: every result and attempt of every round, each
             # second, is work for the simulator (and this process) on the measured cores.
-            body = (await http.get(results, params={"since": seen, "attempts": "false"})).json()
+            body = (await http.get(results_url, params={"since": seen,
+                                                        "attempts": "false"})).json()
             seen += len(body["results"])
             # Progress states (ACCEPTED, EXECUTING, …) are results too: count settled orders
             # (of this round: the simulator keeps the earlier rounds' results).
@@ -383,13 +384,12 @@ async def _orders_end_to_end(args, secret, settings, ports, order_ids) -> dict:
             mine += new
             settled |= {r["orderId"] for r in new
                         if r["body"].get("executionState") in FINAL_STATES}
-            delivered = len(settled)
             for share in (0.1, 0.5, 0.9, 1.0):
-                if delivered >= share * len(order_ids):
+                if len(settled) >= share * len(order_ids):
                     progress.setdefault(f"{share:.0%}", round(time.perf_counter() - started, 1))
     elapsed = time.perf_counter() - started
-    return {"orders": len(order_ids), "delivered": delivered, "seconds": elapsed,
-            "per_s": delivered / elapsed, "notices": sent["statuses"],
+    return {"orders": len(order_ids), "delivered": len(settled), "seconds": elapsed,
+            "per_s": len(settled) / elapsed, "notices": sent["statuses"],
             "results": len(mine), "blast_s": blasted, "progress_s": progress}
 
 

@@ -34,9 +34,9 @@ class AliasIndex:
         self._exact[account.ledger_id, account.alias] = account
         self._created += 1
         lowered = account.alias.lower()
+        # The creation number is unique, so tuples never get as far as comparing accounts.
         for table, key in ((self._forward, lowered), (self._reversed, lowered[::-1])):
-            insort(table.setdefault(account.ledger_id, []), (key, self._created, account),
-                   key=_sort_key)
+            insort(table.setdefault(account.ledger_id, []), (key, self._created, account))
 
     def exact(self, ledger_id: str, alias: str) -> Account | None:
         """The account whose alias is exactly `alias` (case-sensitive)."""
@@ -49,10 +49,6 @@ class AliasIndex:
     def with_suffix(self, ledger_id: str, suffix: str) -> list[Account]:
         """Accounts whose lower-case alias ends with `suffix`, oldest first."""
         return _run(self._reversed.get(ledger_id, []), suffix[::-1])
-
-
-def _sort_key(entry: Entry) -> tuple[str, int]:
-    return entry[0], entry[1]
 
 
 def _run(entries: list[Entry], prefix: str) -> list[Account]:

@@ -80,12 +80,14 @@ class SimClient:
         return self.session
 
     async def call(
-        self, command: str, body: dict[str, Any] | None = None, session: Any = _SESSION
+        self, command: str, body: dict[str, Any] | None = None, session: Any = _SESSION,
+        timeout: Any = httpx.USE_CLIENT_DEFAULT,
     ) -> httpx.Response:
         """POST `/<command>.fcgi`; `session=None` sends no `?session=`."""
         token = self.session if session is _SESSION else session
         params = {"session": token} if token is not None else {}
-        return await self.http.post(f"/{command}.fcgi", params=params, json=body or {})
+        return await self.http.post(f"/{command}.fcgi", params=params, json=body or {},
+                                    timeout=timeout)
 
     async def ok(self, command: str, body: dict[str, Any] | None = None) -> Any:
         """`call` that must succeed; returns the JSON body (None when empty)."""
