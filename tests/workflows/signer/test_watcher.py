@@ -6,13 +6,16 @@ import asyncio
 import contextlib
 from pathlib import Path
 
+from sqlalchemy import event
 from sqlmodel import select
 
 from activities.signer.crypto.samples import make_pdf, make_remittance
-from activities.signer.enqueue import EnqueueResult, Outcome
-from services.watcher.folder import FolderWatcher
-from services.watcher.main import _hand_back_diverged
+from activities.signer.enqueue import Enqueuer, EnqueueResult, Outcome
+from activities.signer.repository import JobRepository
+from services.watcher.folder import ENQUEUE_BATCH, FolderWatcher
+from services.watcher.main import _hand_back_diverged, watcher_engine
 from services.watcher.state import FolderStateStore, FolderStatus
+from shared.db.engine import session_factory
 from shared.db.models import OperationalEvent
 from shared.db.signer_models import InputFolderState, Job, SigningProfile
 from shared.settings import InputFolderSettings
@@ -102,6 +105,42 @@ async def test_an_unassigned_folder_is_watched_by_nobody_until_a_profile_picks_i
             await session.commit()
         await _eventually(lambda: _count(signer, 1))
         assert watcher.status is FolderStatus.RUNNING
+
+
+async def test_bursts_of_drops_reuse_the_watchers_store_connections(signer):
+    """Each burst runs a batch of enqueues at once; none of them opens a connection again."""
+    engine = watcher_engine(signer.settings)
+    in_use, peak, closed = [0], [0], []
+
+    def checked_out(*_) -> None:
+        in_use[0] += 1
+        peak[0] = max(peak[0], in_use[0])
+
+    def checked_in(*_) -> None:
+        in_use[0] -= 1
+
+    event.listen(engine.sync_engine, "checkout", checked_out)
+    event.listen(engine.sync_engine, "checkin", checked_in)
+    event.listen(engine.sync_engine.pool, "close", lambda *_: closed.append(1))
+    repository = JobRepository(session_factory(engine))
+    enqueuer = Enqueuer(repository, signer.storage, signer.enqueuer.client,
+                        task_queue_suffix=signer.settings.pipeline.task_queue_suffix)
+    watcher = FolderWatcher(InputFolderSettings(name="inbox"), signer.inbox, enqueuer=enqueuer,
+                            repository=repository, states=FolderStateStore(signer.sessions),
+                            stability_seconds=0.3, poll_seconds=0.2, max_failures=10)
+    try:
+        async with running(watcher):
+            for burst in range(3):
+                for n in range(ENQUEUE_BATCH):
+                    signer.drop(f"burst{burst}-{n}.pdf", make_pdf(1000))
+                await _eventually(lambda total=(burst + 1) * ENQUEUE_BATCH:
+                                  _count(signer, total))
+        closed_mid_run = len(closed)
+    finally:
+        await engine.dispose()
+    # The bursts did run in parallel: the default pool (5) would have closed the extra ones.
+    assert peak[0] > 5
+    assert closed_mid_run == 0, "a connection was closed (to be opened again) mid-run"
 
 
 class _BrokenEnqueuer:
