@@ -18,6 +18,7 @@ from activities.signer.names import name_problem
 from activities.signer.profiles import format_for
 from activities.signer.repository import AlreadyActiveError, JobRepository, new_job_id
 from activities.signer.storage import StorageError, StorageTree
+from shared.coalesce import Coalescer
 from shared.contracts import search_attributes
 from shared.contracts.signer import (
     ACTIVE_STATUSES,
@@ -36,6 +37,8 @@ from shared.settings import Settings
 from shared.visibility import start_workflow
 
 log = logging.getLogger("esteira.signer.enqueue")
+# Files a lookup statement (two subqueries each) or an insert commit takes at once.
+COALESCED_FILES = 32
 # A job born Failed with one of these moved its file to error/<job>/: it left nothing in the
 # folder to hold back, so a file found at that path later is a new drop, judged on its own.
 MOVED_ASIDE_CODES = frozenset({SignerErrorCode.FILE_ALREADY_PROCESSED,
@@ -101,6 +104,10 @@ class Enqueuer:
         self.jobs_queue, self.signing_queue = task_queues(task_queue_suffix)
         self.heartbeat_timeout_seconds = heartbeat_timeout_seconds
         self._marks = _StartMarks(repository)
+        # A burst of parallel enqueues (the watcher's batches) asks its questions and writes
+        # its new rows together: one statement and one commit for the files that wait meanwhile.
+        self._lookups = Coalescer(repository.paths_and_names, limit=COALESCED_FILES)
+        self._inserts = Coalescer(repository.insert_all, limit=COALESCED_FILES)
 
     @classmethod
     def from_settings(cls, repository: JobRepository, storage: StorageTree, client: Client,
@@ -121,9 +128,8 @@ class Enqueuer:
                                  message=f"Profile {profile.name} is disabled.")
         checks_name = self.reject_processed_names and source is not JobSource.RETRY
         # Both questions in one round trip: the watcher asks them of every file it sees.
-        latest, owner = await self.repository.path_and_name(
-            str(path) if source is JobSource.WATCHER else None,
-            path.name if checks_name else None)
+        latest, owner = await self._lookups((str(path) if source is JobSource.WATCHER else None,
+                                             path.name if checks_name else None))
         if latest and latest.status in (JobStatus.FAILED, JobStatus.CANCELED) \
                 and latest.error_code not in MOVED_ASIDE_CODES:
             # Only an operator's upload, retry or rescan brings such a file back (asked only
@@ -143,8 +149,8 @@ class Enqueuer:
         job = self._new_job(path, source=source, profile=profile, folder=folder,
                             status=JobStatus.QUEUED, parent_job_id=parent_job_id)
         try:
-            await self.repository.insert(job, f"Queued from {source.value}"
-                                              f"{f' ({folder})' if folder else ''}.")
+            await self._inserts((job, f"Queued from {source.value}"
+                                      f"{f' ({folder})' if folder else ''}."))
         except AlreadyActiveError:
             return EnqueueResult(Outcome.ALREADY_ACTIVE, message=f"{path} already has a job")
         JOBS_ENQUEUED.labels(source=source.value).inc()

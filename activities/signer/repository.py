@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -88,6 +88,32 @@ class JobRepository:
                 raise AlreadyActiveError(job.original_path) from None
             raise
         return job
+
+    async def insert_all(self, jobs: Sequence[tuple[Job, str]]) -> list[Job | Exception]:
+        """`insert` of each (job, first history message), in one commit when none is refused.
+
+        One outcome per job: the job, or its own error (AlreadyActiveError...). When the index
+        refuses one, each is inserted again on its own, so only that one fails.
+        """
+        if len(jobs) > 1:
+            def write(connection: Connection) -> None:
+                for job, message in jobs:
+                    insert_job(connection, job)
+                    insert_history(connection, history_row(job.id, message, at=job.created_at,
+                                                           to_status=job.status))
+
+            try:
+                await self.writes.run(write)
+                return [job for job, _ in jobs]
+            except IntegrityError:
+                pass  # rolled back whole: find the refused one below
+        outcomes: list[Job | Exception] = []
+        for job, message in jobs:
+            try:
+                outcomes.append(await self.insert(job, message))
+            except Exception as exc:  # this job's alone; the others go on
+                outcomes.append(exc)
+        return outcomes
 
     async def get(self, job_id: str) -> Job | None:
         """One job by id."""
@@ -181,26 +207,27 @@ class JobRepository:
     async def path_and_name(self, original_path: str | None, file_name: str | None
                             ) -> tuple[Job | None, Job | None]:
         """`latest_for_path` and `name_owner` in one statement (None: that one isn't asked)."""
+        return (await self.paths_and_names([(original_path, file_name)]))[0]
+
+    async def paths_and_names(self, questions: Sequence[tuple[str | None, str | None]]
+                              ) -> list[tuple[Job | None, Job | None]]:
+        """`path_and_name` for each (path, name), all in one statement."""
         parts = []
-        if original_path is not None:
-            parts.append(select(Job.id).where(
-                func.lower(Job.original_path) == original_path.lower())
-                .order_by(Job.created_at.desc()).limit(1).correlate(None).scalar_subquery())
-        if file_name is not None:
-            parts.append(select(Job.id).where(
-                func.lower(Job.file_name) == file_name.lower(), Job.status.in_(_NAME_HOLDERS))
-                .order_by(Job.created_at).limit(1).correlate(None).scalar_subquery())
-        if not parts:
-            return None, None
-        async with self.sessions() as session:
-            rows = (await session.exec(select(Job).where(Job.id.in_(parts)))).all()
-        # At most two rows, each the answer to one question: sorted out as SQL chose them.
-        on_path = [r for r in rows if original_path is not None
-                   and r.original_path.lower() == original_path.lower()]
-        holders = [r for r in rows if file_name is not None and r.status in _NAME_HOLDERS
-                   and r.file_name.lower() == file_name.lower()]
-        return (max(on_path, key=lambda r: r.created_at, default=None),
-                min(holders, key=lambda r: r.created_at, default=None))
+        for original_path, file_name in questions:
+            if original_path is not None:
+                parts.append(select(Job.id).where(
+                    func.lower(Job.original_path) == original_path.lower())
+                    .order_by(Job.created_at.desc()).limit(1).correlate(None).scalar_subquery())
+            if file_name is not None:
+                parts.append(select(Job.id).where(
+                    func.lower(Job.file_name) == file_name.lower(), Job.status.in_(_NAME_HOLDERS))
+                    .order_by(Job.created_at).limit(1).correlate(None).scalar_subquery())
+        rows: list[Job] = []
+        if parts:
+            async with self.sessions() as session:
+                rows = list((await session.exec(select(Job).where(Job.id.in_(parts)))).all())
+        return [_answers(rows, original_path, file_name)
+                for original_path, file_name in questions]
 
     async def unstarted_queued(self, created_before: datetime, limit: int = 500) -> list[str]:
         """Queued jobs whose workflow start was never confirmed, created before a moment."""
@@ -225,3 +252,14 @@ class JobRepository:
         async with self.sessions() as session:
             return (await session.exec(select(SigningProfile).where(
                 func.lower(SigningProfile.input_folder) == folder.lower()))).first()
+
+
+def _answers(rows: list[Job], original_path: str | None, file_name: str | None
+             ) -> tuple[Job | None, Job | None]:
+    """The path's latest job and the name's holder among `rows` (each the answer to a question)."""
+    on_path = [r for r in rows if original_path is not None
+               and r.original_path.lower() == original_path.lower()]
+    holders = [r for r in rows if file_name is not None and r.status in _NAME_HOLDERS
+               and r.file_name.lower() == file_name.lower()]
+    return (max(on_path, key=lambda r: r.created_at, default=None),
+            min(holders, key=lambda r: r.created_at, default=None))

@@ -9,13 +9,11 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from sqlalchemy.ext.asyncio import AsyncEngine
-
 from activities.signer.operator import diverged, wiring
 from activities.signer.operator.signer_folders import signer_folder_scans
 from activities.signer.operator.wiring import Enqueuer, JobRepository
 from services.process import connect_when_available, stop_event
-from services.watcher.folder import ENQUEUE_BATCH, FolderWatcher
+from services.watcher.folder import FolderWatcher
 from services.watcher.stand_down import StandDownFollower
 from services.watcher.state import FolderStateStore
 from shared.db.engine import create_engine, session_factory
@@ -26,16 +24,13 @@ from shared.settings import Settings
 # A Queued row whose workflow start was lost (Temporal down at that moment) is started again
 # after this long; starting twice is harmless (the workflow id deduplicates).
 ORPHAN_QUEUED_AFTER = timedelta(seconds=30)
-# A folder's batch of enqueues at once, and the loops beside it (diverged inputs, lost starts,
-# the stand-down, folder states): with fewer, each burst of drops opened and closed the rest.
-STORE_CONNECTIONS = ENQUEUE_BATCH + 4
 log = logging.getLogger("esteira.watcher")
 
 
 async def run_watcher(settings: Settings) -> None:
     """Watch every configured input folder until SIGINT/SIGTERM."""
     stop = stop_event()
-    engine = watcher_engine(settings)
+    engine = create_engine(settings.sqlalchemy_url)
     sessions = session_factory(engine)
     try:
         client = await connect_when_available(settings, stop)
@@ -71,11 +66,6 @@ async def run_watcher(settings: Settings) -> None:
                 *scans)
     finally:
         await engine.dispose()
-
-
-def watcher_engine(settings: Settings) -> AsyncEngine:
-    """The watcher's store: as many connections kept open as a burst of drops uses."""
-    return create_engine(settings.sqlalchemy_url, connections=STORE_CONNECTIONS)
 
 
 async def _hand_back_diverged(sessions, watchers: dict[str, FolderWatcher], stop: asyncio.Event,

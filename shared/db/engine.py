@@ -31,25 +31,19 @@ def is_sqlite(url: str) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
 
-def create_engine(url: str, *, echo: bool = False, connections: int | None = None
-                  ) -> AsyncEngine:
-    """An engine for `url`; SQLite gets its directory created and WAL pragmas on connect.
-
-    `connections`: a process that uses that many at once keeps them all open (none beyond).
-    """
+def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
+    """An engine for `url`; SQLite gets its directory created and WAL pragmas on connect."""
     if is_sqlite(url):
         database = make_url(url).database
         sizing = {}  # in memory: one connection, SQLAlchemy's StaticPool
         if database and database != ":memory:":
             Path(database).parent.mkdir(parents=True, exist_ok=True)
-            sizing = {"pool_size": connections or SQLITE_CONNECTIONS, "max_overflow": 0}
+            sizing = {"pool_size": SQLITE_CONNECTIONS, "max_overflow": 0}
         engine = create_async_engine(url, echo=echo, module=OneHopDBAPI(),
                                      connect_args={"timeout": 30}, **sizing)
         event.listen(engine.sync_engine, "connect", _apply_sqlite_pragmas)
         return engine
-    sizing = ({"pool_size": 10, "max_overflow": 10} if connections is None
-              else {"pool_size": connections, "max_overflow": 0})
-    return create_async_engine(url, echo=echo, pool_pre_ping=True, **sizing)
+    return create_async_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=10)
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

@@ -14,19 +14,21 @@ from shared.contracts.signer import JobStatus
 from shared.db.engine import create_engine, session_factory
 from shared.db.signer_models import Job
 
-JOBS = 100
+JOBS = 300
 CLAIMERS = 4
+# The claims a test sees refused after the pause is answered.
+AFTER_ANSWER = 20
+# A worker signs between two claims. Claims back to back kept SQLite's write lock taken, and the
+# pause's write, backing off in SQLite's busy handler, could come in only after the last one.
+PACE_SECONDS = 0.002
 
 
 async def _queued(repository: JobRepository, n: int) -> list[str]:
-    ids = []
-    for i in range(n):
-        job = Job(id=new_job_id(), file_name=f"j{i}.pdf", original_path=f"/in/j{i}.pdf",
-                  source="watcher", profile_name="default", format="Pades",
-                  status=JobStatus.QUEUED.value)
-        await repository.insert(job, "Queued.")
-        ids.append(job.id)
-    return ids
+    jobs = [Job(id=new_job_id(), file_name=f"j{i}.pdf", original_path=f"/in/j{i}.pdf",
+                source="watcher", profile_name="default", format="Pades",
+                status=JobStatus.QUEUED.value) for i in range(n)]
+    await repository.insert_all([(job, "Queued.") for job in jobs])
+    return [job.id for job in jobs]
 
 
 async def _processing(sessions) -> int:
@@ -43,23 +45,29 @@ async def test_no_claim_succeeds_after_the_pause_is_answered(settings):
         repository = JobRepository(sessions)
         pending = await _queued(repository, JOBS)
         outcomes: dict[str, Claim] = {}
-        first_claims = asyncio.Event()
+        started_after: list[str] = []
+        first_claims, answered = asyncio.Event(), asyncio.Event()
 
         async def claimer() -> None:
-            while pending:
+            while pending and len(started_after) < AFTER_ANSWER:
                 job_id = pending.pop(0)
+                if answered.is_set():
+                    started_after.append(job_id)
                 outcomes[job_id] = await repository.claim(job_id, "Worker started job (t).")
                 if sum(o is Claim.CLAIMED for o in outcomes.values()) >= 5:
                     first_claims.set()
+                await asyncio.sleep(PACE_SECONDS)
 
         claimers = [asyncio.create_task(claimer()) for _ in range(CLAIMERS)]
         await first_claims.wait()
         await set_paused(sessions, paused=True, actor="test")
         at_answer = await _processing(sessions)
+        answered.set()
         await asyncio.gather(*claimers)
+        assert len(started_after) >= AFTER_ANSWER, "the claims ran out before the pause's answer"
         assert await _processing(sessions) == at_answer, "nothing claimed after the answer"
-        assert sum(o is Claim.PAUSED for o in outcomes.values()) == JOBS - at_answer
-        assert JOBS > at_answer >= 5, "the race happened while claims were flowing"
+        assert {outcomes[j] for j in started_after} == {Claim.PAUSED}
+        assert sum(o is Claim.CLAIMED for o in outcomes.values()) == at_answer >= 5
         await set_paused(sessions, paused=False, actor="test")
         paused_ids = [j for j, o in outcomes.items() if o is Claim.PAUSED]
         assert await repository.claim(paused_ids[0], "Resumed.") is Claim.CLAIMED

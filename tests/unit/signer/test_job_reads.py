@@ -60,3 +60,18 @@ async def test_one_lookup_answers_what_the_two_did(repository):
 
 def _id(job: Job | None) -> str | None:
     return None if job is None else job.id
+
+
+async def test_one_statement_answers_each_file_of_a_burst_as_its_own_lookup(repository):
+    await _job(repository, "/in/Other/Folha.pdf", JobStatus.COMPLETED, 30)
+    await _job(repository, "/in/inbox/folha.pdf", JobStatus.COMPLETED, 20)
+    await _job(repository, "/in/inbox/folha.pdf", JobStatus.FAILED, 10)
+    await _job(repository, "/in/inbox/other.pdf", JobStatus.QUEUED, 5)
+    # Each answer of one file is also a row the statement brings for the others.
+    questions = [("/in/INBOX/folha.pdf", "FOLHA.pdf"), ("/in/inbox/other.pdf", "other.pdf"),
+                 ("/in/inbox/new.pdf", "new.pdf"), ("/in/inbox/folha.pdf", "other.pdf"),
+                 ("/in/inbox/folha.pdf", None), (None, "folha.pdf"), (None, None)]
+    together = await repository.paths_and_names(questions)
+    alone = [await repository.path_and_name(*question) for question in questions]
+    assert [(_id(a), _id(b)) for a, b in together] == [(_id(a), _id(b)) for a, b in alone]
+    assert await repository.paths_and_names([]) == []

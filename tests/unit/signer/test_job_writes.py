@@ -7,7 +7,7 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 from sqlmodel import select
 
-from activities.signer.repository import Claim, JobRepository, new_job_id
+from activities.signer.repository import AlreadyActiveError, Claim, JobRepository, new_job_id
 from shared.contracts.signer import JobStatus
 from shared.db.models import OperationalEvent
 from shared.db.signer_models import Job, JobHistory
@@ -96,3 +96,38 @@ def test_each_statement_is_built_once(repository):
     first = writes.update_job(["output_path"], expected=["Verifying"], to="Completed")
     assert writes.update_job(["output_path"], expected=["Verifying"], to="Completed") is first
     assert writes.update_job(["input_size"], expected=["Verifying"], to="Completed") is not first
+
+
+def _queued(path: str) -> Job:
+    return Job(id=new_job_id(), file_name=path.rsplit("/", 1)[1], original_path=path,
+               source="watcher", profile_name="default", format="Pades",
+               status=JobStatus.QUEUED.value)
+
+
+async def test_new_jobs_inserted_together_share_one_commit(repository):
+    commits = []
+    run = repository.writes.run
+
+    async def counted(write):
+        commits.append(write)
+        return await run(write)
+
+    repository.writes.run = counted
+    jobs = [_queued(f"/in/inbox/{n}.pdf") for n in range(3)]
+    assert await repository.insert_all([(job, "Queued from watcher (inbox).") for job in jobs]) \
+        == jobs
+    assert len(commits) == 1
+    for job in jobs:
+        assert await _history(repository, job.id) == [
+            (None, "Queued", None, "Queued from watcher (inbox).")]
+
+
+async def test_a_path_already_active_fails_only_its_own_insert(repository):
+    await repository.insert(_queued("/in/inbox/busy.pdf"), "Queued.")
+    jobs = [_queued(path) for path in ("/in/inbox/a.pdf", "/in/INBOX/busy.pdf", "/in/inbox/b.pdf")]
+    outcomes = await repository.insert_all([(job, "Queued.") for job in jobs])
+    assert outcomes[0] is jobs[0] and outcomes[2] is jobs[2]
+    assert isinstance(outcomes[1], AlreadyActiveError)
+    async with repository.sessions() as session:
+        stored = {j.id for j in (await session.exec(select(Job))).all()}
+    assert {jobs[0].id, jobs[2].id} <= stored and jobs[1].id not in stored

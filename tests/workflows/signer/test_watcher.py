@@ -13,9 +13,9 @@ from activities.signer.crypto.samples import make_pdf, make_remittance
 from activities.signer.enqueue import Enqueuer, EnqueueResult, Outcome
 from activities.signer.repository import JobRepository
 from services.watcher.folder import ENQUEUE_BATCH, FolderWatcher
-from services.watcher.main import _hand_back_diverged, watcher_engine
+from services.watcher.main import _hand_back_diverged
 from services.watcher.state import FolderStateStore, FolderStatus
-from shared.db.engine import session_factory
+from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent
 from shared.db.signer_models import InputFolderState, Job, SigningProfile
 from shared.settings import InputFolderSettings
@@ -107,9 +107,11 @@ async def test_an_unassigned_folder_is_watched_by_nobody_until_a_profile_picks_i
         assert watcher.status is FolderStatus.RUNNING
 
 
-async def test_bursts_of_drops_reuse_the_watchers_store_connections(signer):
-    """Each burst runs a batch of enqueues at once; none of them opens a connection again."""
-    engine = watcher_engine(signer.settings)
+async def test_a_burst_of_drops_shares_its_lookups_inserts_and_connections(signer):
+    """A batch of enqueues at once asks its questions in one statement and writes its rows in
+    one commit (the first file's go alone): before, each file had its own, and each of the 16
+    held a connection of its own, which the pool closed after the burst."""
+    engine = create_engine(signer.settings.sqlalchemy_url)
     in_use, peak, closed = [0], [0], []
 
     def checked_out(*_) -> None:
@@ -123,6 +125,7 @@ async def test_bursts_of_drops_reuse_the_watchers_store_connections(signer):
     event.listen(engine.sync_engine, "checkin", checked_in)
     event.listen(engine.sync_engine.pool, "close", lambda *_: closed.append(1))
     repository = JobRepository(session_factory(engine))
+    lookups, inserts = _counted(repository, "paths_and_names"), _counted(repository, "insert_all")
     enqueuer = Enqueuer(repository, signer.storage, signer.enqueuer.client,
                         task_queue_suffix=signer.settings.pipeline.task_queue_suffix)
     watcher = FolderWatcher(InputFolderSettings(name="inbox"), signer.inbox, enqueuer=enqueuer,
@@ -138,9 +141,23 @@ async def test_bursts_of_drops_reuse_the_watchers_store_connections(signer):
         closed_mid_run = len(closed)
     finally:
         await engine.dispose()
-    # The bursts did run in parallel: the default pool (5) would have closed the extra ones.
-    assert peak[0] > 5
-    assert closed_mid_run == 0, "a connection was closed (to be opened again) mid-run"
+    files = 3 * ENQUEUE_BATCH
+    assert sum(lookups) == sum(inserts) == files
+    assert len(lookups) <= files // 4 and len(inserts) <= files // 4, (lookups, inserts)
+    assert peak[0] <= 5 and closed_mid_run == 0, (peak, closed_mid_run)
+
+
+def _counted(repository: JobRepository, name: str) -> list[int]:
+    """Wrap one of the repository's batch methods; the list gets each call's batch size."""
+    sizes: list[int] = []
+    method = getattr(repository, name)
+
+    async def counting(items):
+        sizes.append(len(items))
+        return await method(items)
+
+    setattr(repository, name, counting)
+    return sizes
 
 
 class _BrokenEnqueuer:
