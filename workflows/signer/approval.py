@@ -78,7 +78,7 @@ class ApprovalWait:
             if not is_cancelled_exception(exc):
                 raise
             # An operator cancel: the staged copy goes to error/<job>/ (best effort).
-            await self._step(APPROVAL_CLEANUP_ACTIVITY, job_id, ApprovalStepResult)
+            await clean_up_canceled(job_id)
             raise
         finally:
             if notify is not None and not notify.done():
@@ -88,15 +88,15 @@ class ApprovalWait:
         """None when released to the queue; the final result when the wait ended the job."""
         while True:
             self.news = False
-            tally = await self._step(APPROVAL_TALLY_ACTIVITY, job_id, ApprovalTally)
+            tally = await _step(APPROVAL_TALLY_ACTIVITY, job_id, ApprovalTally)
             if tally.job_status != JobStatus.AWAITING_APPROVAL:
                 status = JobStatus(tally.job_status) if tally.job_status else JobStatus.CANCELED
                 return await self._canceled_in_store(
                     job_id, JobResult(job_id=job_id, status=status, message="approval wait ended"))
             if tally.rejected:
-                return await self._step(APPROVAL_REJECT_ACTIVITY, job_id, JobResult)
+                return await _step(APPROVAL_REJECT_ACTIVITY, job_id, JobResult)
             if tally.approvals >= tally.quorum:
-                if (await self._step(APPROVAL_RELEASE_ACTIVITY, job_id,
+                if (await _step(APPROVAL_RELEASE_ACTIVITY, job_id,
                                      ApprovalStepResult)).applied:
                     return None
                 await workflow.sleep(LOST_RACE_PAUSE)
@@ -106,7 +106,7 @@ class ApprovalWait:
                 # Wall clock from when the hold began (a pipeline pause doesn't stop it).
                 remaining = (tally.expires_at - workflow.now()).total_seconds()
                 if remaining <= 0:
-                    expired = await self._step(APPROVAL_EXPIRE_ACTIVITY, job_id,
+                    expired = await _step(APPROVAL_EXPIRE_ACTIVITY, job_id,
                                                ApprovalStepResult)
                     if expired.applied:
                         return JobResult(job_id=job_id, status=JobStatus.CANCELED,
@@ -127,11 +127,17 @@ class ApprovalWait:
         and the staged copy must still reach error/.
         """
         if result.status == JobStatus.CANCELED and workflow.patched(CANCELED_IN_STORE_PATCH):
-            await self._step(APPROVAL_CLEANUP_ACTIVITY, job_id, ApprovalStepResult)
+            await clean_up_canceled(job_id)
         return result
 
-    @staticmethod
-    async def _step(name: str, job_id: str, result_type: type):
-        return await workflow.execute_activity(
-            name, ApprovalJobInput(job_id=job_id), start_to_close_timeout=STEP_TIMEOUT,
-            retry_policy=STEP_RETRY, result_type=result_type)
+
+
+async def clean_up_canceled(job_id: str) -> None:
+    """A Canceled job's staged copy to error/<job>/ and its approval closed (else nothing)."""
+    await _step(APPROVAL_CLEANUP_ACTIVITY, job_id, ApprovalStepResult)
+
+
+async def _step(name: str, job_id: str, result_type: type):
+    return await workflow.execute_activity(
+        name, ApprovalJobInput(job_id=job_id), start_to_close_timeout=STEP_TIMEOUT,
+        retry_policy=STEP_RETRY, result_type=result_type)

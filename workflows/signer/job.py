@@ -18,7 +18,7 @@ with workflow.unsafe.imports_passed_through():
         PROCESS_JOB_ACTIVITY,
     )
 
-from workflows.signer.approval import ApprovalWait
+from workflows.signer.approval import ApprovalWait, clean_up_canceled
 from workflows.signer.remote import await_signer
 from workflows.visibility import publish
 
@@ -28,6 +28,9 @@ PROCESS_TIMEOUT = timedelta(hours=2)
 # refuses to sign twice, so a retry can only requeue or fail the job, never repeat a signature.
 PROCESS_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2.0,
                             maximum_interval=timedelta(seconds=30), maximum_attempts=0)
+# Runs started before it ended without the cleanup when the cancel reached them while the first
+# signing activity was still answering (after it had held the job for approval).
+CANCELED_DURING_PROCESS_PATCH = "signer-job-canceled-during-process-cleanup"
 
 
 @workflow.defn(name=JOB_WORKFLOW)
@@ -45,7 +48,7 @@ class SigningJobWorkflow:
     @workflow.run
     async def run(self, request: RunJobInput) -> JobResult:
         try:
-            result = self._seen(await self._process(request))
+            result = self._seen(await self._first_process(request))
             if result.status == JobStatus.AWAITING_APPROVAL:
                 result = self._seen(await self._approval.run(
                     request.job_id, result, lambda: self._process(request)))
@@ -63,6 +66,17 @@ class SigningJobWorkflow:
         """`JobStatus` in the Temporal UI follows each status the workflow learns."""
         publish(PROFILE, JOB_STATUS.value_set(result.status))
         return result
+
+    async def _first_process(self, request: RunJobInput) -> JobResult:
+        """The signing activity, the first time; after a cancel, the staged copy to error/."""
+        try:
+            return await self._process(request)
+        except (asyncio.CancelledError, ActivityError) as exc:
+            # The cancel doesn't wait for the activity: one that had just held the job for
+            # approval (its copy staged) answers too late, and nothing else would move the copy.
+            if is_cancelled_exception(exc) and workflow.patched(CANCELED_DURING_PROCESS_PATCH):
+                await clean_up_canceled(request.job_id)
+            raise
 
     async def _process(self, request: RunJobInput) -> JobResult:
         """The signing activity (a released job runs it again, through the common queue)."""

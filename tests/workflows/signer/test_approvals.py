@@ -13,6 +13,7 @@ from datetime import date
 import pytest
 import pytest_asyncio
 from sqlmodel import select
+from temporalio.client import WorkflowFailureError
 from temporalio.worker import Worker
 
 from activities.signer.approvals import decisions
@@ -390,6 +391,43 @@ async def test_a_released_job_canceled_before_its_claim_still_moves_the_held_cop
     assert not (signer.storage.staging_dir(job_id) / "contrato.pdf").exists()
     statuses = [h.to_status for h in await signer.history(job_id) if h.to_status]
     assert statuses == ["Queued", "Processing", "AwaitingApproval", "Queued", "Canceled"]
+
+
+@SQLITE_ONLY
+async def test_a_cancel_before_the_hold_reaches_the_workflow_still_moves_the_held_copy(
+        approvals, monkeypatch):
+    # The signing activity holds the job (AwaitingApproval, copy staged) and then answers; an
+    # operator's cancel in between reaches the workflow first, and the workflow doesn't wait
+    # for the activity's answer.
+    from activities.signer.operator.commands import cancel_job
+
+    signer = approvals.signer
+    await approvals.require(quorum=2)
+    held, answer = asyncio.Event(), asyncio.Event()
+    before_signing = signer.activities.checks.before_signing
+
+    async def hold_then_wait(*args, **kwargs):
+        result = await before_signing(*args, **kwargs)
+        held.set()
+        await answer.wait()
+        return result
+
+    monkeypatch.setattr(signer.activities.checks, "before_signing", hold_then_wait)
+    job_id = (await signer.enqueue(signer.drop("contrato.pdf", make_pdf()))).job_id
+    await asyncio.wait_for(held.wait(), 30)
+    assert (await signer.repository.get(job_id)).status == JobStatus.AWAITING_APPROVAL
+    await cancel_job(signer.repository, approvals.client, job_id, reason=None, actor="test")
+    handle = approvals.client.get_workflow_handle(job_workflow_id(job_id), result_type=JobResult)
+    try:
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()  # canceled, while the activity still hasn't answered
+    finally:
+        answer.set()
+    assert (signer.storage.error / job_id / "contrato.pdf").exists()
+    assert not (signer.storage.staging_dir(job_id) / "contrato.pdf").exists()
+    assert (signer.inbox / "contrato.pdf").exists()
+    notes = [h.message for h in await signer.history(job_id)]
+    assert any(note.startswith("Staged copy moved to ") for note in notes), notes
 
 
 @SQLITE_ONLY

@@ -143,7 +143,8 @@ async def test_a_burst_of_drops_shares_its_lookups_inserts_and_connections(signe
         await engine.dispose()
     files = 3 * ENQUEUE_BATCH
     assert sum(lookups) == sum(inserts) == files
-    assert len(lookups) <= files // 4 and len(inserts) <= files // 4, (lookups, inserts)
+    # A burst split over two ticks of the stability check takes four of each; one per file before.
+    assert len(lookups) <= files // 3 and len(inserts) <= files // 3, (lookups, inserts)
     assert peak[0] <= 5 and closed_mid_run == 0, (peak, closed_mid_run)
 
 
