@@ -97,7 +97,7 @@ class ApprovalWait:
                 return await _step(APPROVAL_REJECT_ACTIVITY, job_id, JobResult)
             if tally.approvals >= tally.quorum:
                 if (await _step(APPROVAL_RELEASE_ACTIVITY, job_id,
-                                     ApprovalStepResult)).applied:
+                                ApprovalStepResult)).applied:
                     return None
                 await workflow.sleep(LOST_RACE_PAUSE)
                 continue
@@ -107,7 +107,7 @@ class ApprovalWait:
                 remaining = (tally.expires_at - workflow.now()).total_seconds()
                 if remaining <= 0:
                     expired = await _step(APPROVAL_EXPIRE_ACTIVITY, job_id,
-                                               ApprovalStepResult)
+                                          ApprovalStepResult)
                     if expired.applied:
                         return JobResult(job_id=job_id, status=JobStatus.CANCELED,
                                          message=expired.message)
@@ -131,13 +131,13 @@ class ApprovalWait:
         return result
 
 
-
 async def clean_up_canceled(job_id: str) -> None:
     """A Canceled job's staged copy to error/<job>/ and its approval closed (else nothing)."""
     await _step(APPROVAL_CLEANUP_ACTIVITY, job_id, ApprovalStepResult)
 
 
 async def _step(name: str, job_id: str, result_type: type):
+    """One approval step activity on the workflow's queue, retried until the store answers."""
     return await workflow.execute_activity(
         name, ApprovalJobInput(job_id=job_id), start_to_close_timeout=STEP_TIMEOUT,
         retry_policy=STEP_RETRY, result_type=result_type)
