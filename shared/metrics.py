@@ -64,10 +64,11 @@ class TemporalMetricsBridge:
     def __init__(self) -> None:
         self.buffer = MetricBuffer(50_000, MetricBufferDurationFormat.SECONDS)
         self.runtime = Runtime(telemetry=TelemetryConfig(metrics=self.buffer))
-        # (metric, attribute set) -> the labelled child, and the two objects its key is made
-        # of: the SDK hands out the same objects for the same series, and holding them here
-        # keeps their ids from being reused.
-        self._series: dict[tuple[int, int], tuple[object, object, object]] = {}
+        # (metric name, attribute items) -> the labelled child. The SDK hands out a new
+        # attribute object for many updates of the same series, so a key made of object ids
+        # missed on most of them and kept every object it had seen: a leak in a long-lived
+        # worker, and a label lookup per update.
+        self._series: dict[tuple[str, frozenset], object] = {}
 
     def drain(self) -> int:
         """Move buffered SDK updates into our registry; returns how many were moved."""
@@ -94,14 +95,14 @@ class TemporalMetricsBridge:
 
     def _child(self, update):
         """The labelled metric of an update's series, looked up once per series."""
-        key = (id(update.metric), id(update.attributes))
-        series = self._series.get(key)
-        if series is None:
+        key = (update.metric.name, frozenset(update.attributes.items()))
+        child = self._series.get(key)
+        if child is None:
             metric, labels = self._metric_for(update)
             values = {k: str(v) for k, v in update.attributes.items()}
             child = metric.labels(*(values.get(name, "") for name in labels)) if labels else metric
-            series = self._series[key] = (child, update.metric, update.attributes)
-        return series[0]
+            self._series[key] = child
+        return child
 
     async def run(self) -> None:
         """Drain forever at a fixed interval (cancel to stop)."""

@@ -57,3 +57,20 @@ def test_a_series_is_written_once_per_drain(monkeypatch):
 
     assert writes == [500]
     assert _value("esteira_test_bridge_once_calls_total", queue="jobs") == 501
+
+
+def test_the_bridge_holds_one_entry_per_series_however_many_updates():
+    # The SDK hands out a new attribute object for each update of a series: a cache keyed by
+    # object ids grew by one entry per update, forever, in a worker that runs for years.
+    bridge = TemporalMetricsBridge()
+    counter = bridge.runtime.metric_meter.create_counter("esteira_test_bridge_bounded_calls")
+    for number in range(200):
+        counter.add(1, {"queue": "jobs"})
+        counter.add(1, {"queue": "signing"})
+        if number % 10 == 0:
+            bridge.drain()
+    bridge.drain()
+
+    assert len(bridge._series) == 2
+    assert _value("esteira_test_bridge_bounded_calls_total", queue="jobs") == 200
+    assert _value("esteira_test_bridge_bounded_calls_total", queue="signing") == 200

@@ -1,10 +1,18 @@
 """Run pyHanko's coroutine APIs from synchronous code."""
 
 import asyncio
+import os
+import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+# One loop per thread of a process, kept between calls. asyncio.run built and closed a loop per
+# signature and swapped the SIGINT handler around it; reading that handler back formats the
+# running task's repr (Python's signal-enum lookup fails on a partial and builds its error
+# message): a tenth of a signing process's CPU on a 100 KB PDF.
+_loops = threading.local()
 
 
 def _in_event_loop() -> bool:
@@ -15,10 +23,19 @@ def _in_event_loop() -> bool:
     return True
 
 
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    """This thread's kept loop; a new one in a forked child or after the old one was closed."""
+    loop = getattr(_loops, "loop", None)
+    if loop is None or loop.is_closed() or getattr(_loops, "pid", None) != os.getpid():
+        loop = _loops.loop = asyncio.new_event_loop()
+        _loops.pid = os.getpid()
+    return loop
+
+
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run `coro` to completion; refuse inside a running loop (use the async_ variant there)."""
     if _in_event_loop():
         coro.close()
-        # asyncio.run would fail anyway; say which API to use instead (pyHanko#458).
+        # run_until_complete would fail anyway; say which API to use instead (pyHanko#458).
         raise RuntimeError("sync signer API called inside an event loop; use the async_ variant")
-    return asyncio.run(coro)
+    return _thread_loop().run_until_complete(coro)
