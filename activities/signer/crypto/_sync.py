@@ -23,13 +23,24 @@ def _in_event_loop() -> bool:
     return True
 
 
+class _KeptLoop:
+    """A thread's loop, closed when the thread's locals go (no "unclosed loop" warning)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.pid = os.getpid()
+
+    def __del__(self) -> None:
+        if not self.loop.is_closed():
+            self.loop.close()
+
+
 def _thread_loop() -> asyncio.AbstractEventLoop:
     """This thread's kept loop; a new one in a forked child or after the old one was closed."""
-    loop = getattr(_loops, "loop", None)
-    if loop is None or loop.is_closed() or getattr(_loops, "pid", None) != os.getpid():
-        loop = _loops.loop = asyncio.new_event_loop()
-        _loops.pid = os.getpid()
-    return loop
+    kept = getattr(_loops, "kept", None)
+    if kept is None or kept.loop.is_closed() or kept.pid != os.getpid():
+        kept = _loops.kept = _KeptLoop()
+    return kept.loop
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 import threading
+import warnings
 
 import pytest
 
@@ -57,3 +59,16 @@ def test_an_exception_reaches_the_caller_and_the_loop_stays_usable():
     with pytest.raises(ValueError, match="corrupt PDF"):
         run_sync(fails())
     assert run_sync(_running_loop()) is run_sync(_running_loop())
+
+
+def test_a_finished_threads_loop_is_closed_without_a_warning():
+    loops: list[asyncio.AbstractEventLoop] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        thread = threading.Thread(target=lambda: loops.append(run_sync(_running_loop())))
+        thread.start()
+        thread.join()
+        del thread
+        gc.collect()
+
+    assert loops[0].is_closed()
