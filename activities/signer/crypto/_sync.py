@@ -11,7 +11,7 @@ T = TypeVar("T")
 # One loop per thread of a process, kept between calls. asyncio.run built and closed a loop per
 # signature and swapped the SIGINT handler around it; reading that handler back formats the
 # running task's repr (Python's signal-enum lookup fails on a partial and builds its error
-# message): a tenth of a signing process's CPU on a 100 KB PDF.
+# message): about 2 ms of the 12 a 100 KB PDF's signature and verification cost.
 _loops = threading.local()
 
 
@@ -49,4 +49,18 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         coro.close()
         # run_until_complete would fail anyway; say which API to use instead (pyHanko#458).
         raise RuntimeError("sync signer API called inside an event loop; use the async_ variant")
-    return _thread_loop().run_until_complete(coro)
+    loop = _thread_loop()
+    try:
+        return loop.run_until_complete(coro)
+    finally:
+        _cancel_leftovers(loop)
+
+
+def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what a call left running, as asyncio.run does: nothing carries into the next."""
+    leftovers = asyncio.all_tasks(loop)
+    if not leftovers:
+        return
+    for task in leftovers:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*leftovers, return_exceptions=True))

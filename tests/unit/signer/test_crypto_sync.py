@@ -72,3 +72,14 @@ def test_a_finished_threads_loop_is_closed_without_a_warning():
         gc.collect()
 
     assert loops[0].is_closed()
+
+
+def test_a_task_a_call_left_running_is_cancelled_before_the_next_call():
+    started: list[asyncio.Task] = []
+
+    async def leaves_a_task() -> None:
+        started.append(asyncio.get_running_loop().create_task(asyncio.sleep(3600)))
+
+    run_sync(leaves_a_task())
+
+    assert started[0].cancelled()
