@@ -26,7 +26,7 @@ from activities.signer.storage import StorageTree
 from services.bootstrap import bootstrap
 from services.worker.gate import PauseGatedWorker
 from services.worker.main import PAUSE_DRAIN, make_worker
-from shared.contracts.signer import TERMINAL_STATUSES, JobSource, task_queues
+from shared.contracts.signer import TERMINAL_STATUSES, JobSource, job_workflow_id, task_queues
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent, PipelineState
 from shared.db.signer_models import Job, JobHistory, SigningProfile
@@ -111,6 +111,11 @@ class SignerHarness:
                 return job
             await asyncio.sleep(0.05)
         raise AssertionError(f"job {job_id} did not reach {statuses}: {job and job.status}")
+
+    async def settled(self, job_id: str) -> None:
+        """Wait for the job's workflow: the store says Completed before the activity's last
+        file step (removing the staged copy) has run; the workflow ends after it."""
+        await self.enqueuer.client.get_workflow_handle(job_workflow_id(job_id)).result()
 
     async def history(self, job_id: str) -> list[JobHistory]:
         async with self.sessions() as session:

@@ -37,6 +37,8 @@ async def test_each_format_is_signed_verified_promoted_and_the_input_released(si
     assert sorted(p.name for p in output.iterdir()) == [
         "doc.signed.pdf", "folha.rem.p7m", "nota.signed.xml"]
     assert not any(signer.inbox.iterdir()), "inputs are removed after verification"
+    for job_id in jobs.values():
+        await signer.settled(job_id)
     assert not any((signer.settings.storage_root / "processing").iterdir())
     history = [h.to_status for h in await signer.history(jobs["doc.pdf"]) if h.to_status]
     assert history == ["Queued", "Processing", "Verifying", "Completed"]
