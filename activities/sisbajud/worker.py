@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import httpx
 from temporalio.client import Client
 
 from activities.sisbajud.setup import (
@@ -12,13 +11,14 @@ from activities.sisbajud.setup import (
     ensure_tick_schedule,
 )
 from shared.contracts.sisbajud_names import stage_task_queue
+from shared.http_client import pooled_client
 from shared.temporal import connect
 from shared.worker_shape import DomainWorker, WorkerDeps
 from workflows.sisbajud.order import SisbajudOrderWorkflow
 from workflows.sisbajud.tick import SisbajudTickWorkflow
 
-# httpx's 100 connections to the Mensageria and the ledgers, all kept open between calls: by
-# default it keeps only 20, and under load closed the others after each call, to open them again.
+# 100 connections to the Mensageria and the ledgers, all kept open between calls: keeping only
+# 20 (httpx's default), under load the others were closed after each call, to open them again.
 HTTP_CONNECTIONS = 100
 
 
@@ -26,10 +26,8 @@ async def build(deps: WorkerDeps) -> list[DomainWorker]:
     """Open the HTTP and Temporal clients, claim institutions, ensure the tick schedule."""
     settings = deps.settings
     check_credentials(settings)
-    http = await deps.resources.enter_async_context(
-        httpx.AsyncClient(timeout=settings.sisbajud.http_timeout_seconds,
-                          limits=httpx.Limits(max_connections=HTTP_CONNECTIONS,
-                                              max_keepalive_connections=HTTP_CONNECTIONS)))
+    http = await deps.resources.enter_async_context(pooled_client(
+        timeout=settings.sisbajud.http_timeout_seconds, connections=HTTP_CONNECTIONS))
     client = await connect(settings)
     await claim_institutions(deps.sessions, settings, http)
     await ensure_tick_schedule(client, settings)
