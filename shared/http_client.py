@@ -9,9 +9,9 @@ import aiohttp
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
-# Each kept connection costs httpcore a readability check on every request it sends (its pool
-# scans them all); aiohttp's pool doesn't, and its C parser reads an answer in a fraction of
-# the time: bench/sisbajud_webhook.py, the worker's CPU per order.
+# Why aiohttp underneath: httpcore's pool looks at every kept connection before each call, and
+# its parser is pure Python; aiohttp's pool doesn't and its parser is C (bench/http_client.py,
+# bench/sisbajud_webhook.py: a quarter less of the SISBAJUD worker's CPU per order).
 # aiohttp reuses a kept connection without looking at it first (httpcore did): an idle one is
 # given up before a server's usual 5 s (uvicorn's, Go's keep-alive), never reused as it closes.
 KEEPALIVE_SECONDS = 4.0
@@ -19,8 +19,8 @@ KEEPALIVE_SECONDS = 4.0
 
 @contextlib.contextmanager
 def _as_httpx_errors() -> Iterator[None]:
-    """aiohttp's errors the transport leaves unmapped (a malformed answer, a refused
-    payload) as httpx's, so callers catching `httpx.HTTPError` see every failure."""
+    """aiohttp's errors the transport leaves unmapped (a malformed answer, for one) as
+    httpx's, so callers catching `httpx.HTTPError` see every failure."""
     try:
         yield
     except aiohttp.ClientError as exc:

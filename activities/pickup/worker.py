@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 
-import httpx
-
 from activities.pickup.day_cycle import DayCycle
 from activities.pickup.day_schedule import ensure_day_cycle_schedule
 from activities.pickup.kick import Kicker
@@ -15,17 +13,22 @@ from activities.pickup.schedules import ensure_schedules
 from activities.pickup.sweeps import PickupSweeps
 from activities.pickup.wiring import activity_client, dev_turnstile_url, turnstile_clients
 from shared.contracts.pickup import TASK_QUEUE
+from shared.http_client import pooled_client
 from shared.temporal import connect
 from shared.worker_shape import DomainWorker, WorkerDeps
 from workflows.pickup import WORKFLOWS
 
 log = logging.getLogger("esteira.pickup.worker")
+# httpx's own defaults, kept: 5 s per call, up to 100 connections at once.
+HTTP_TIMEOUT_SECONDS = 5.0
+HTTP_CONNECTIONS = 100
 
 
 async def build(deps: WorkerDeps) -> list[DomainWorker]:
     """Wire the activities, then create or update the seven sweep schedules."""
     pickup = deps.settings.pickup
-    http = await deps.resources.enter_async_context(httpx.AsyncClient())
+    http = await deps.resources.enter_async_context(pooled_client(
+        timeout=HTTP_TIMEOUT_SECONDS, connections=HTTP_CONNECTIONS))
     kicker = Kicker(pickup, activity_client)
     sender = (WebhookSender(http, pickup.notification_webhook_url)
               if pickup.notification_webhook_url else LogSender())
