@@ -3,7 +3,8 @@
 The ORM session costs more CPU than the statements it sends: a flush per commit, an identity
 map, and a cache key built anew for each statement. Each job is claimed, noted and moved on
 three or four times, so these writes run as prepared Core statements, every transaction in
-one greenlet. Each still writes its `job_history` row in the same transaction as the job.
+one greenlet (on a SQLite file, in one trip to its writer's thread: `shared/db/sqlite_writer`).
+Each still writes its `job_history` row in the same transaction as the job.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from shared.db.models import OperationalEvent, PipelineState, utcnow
 from shared.db.signer_models import Job, JobHistory
+from shared.db.sqlite_writer import writer_for
 
 JOBS = Job.__table__
 HISTORY = JobHistory.__table__
@@ -67,7 +69,10 @@ class JobWrites:
         self._updates: dict[tuple, Update] = {}
 
     async def run(self, work: Callable[[Connection], T]) -> T:
-        """`work` in one transaction (committed unless it raises), in one greenlet."""
+        """`work` in one transaction (committed unless it raises): on a SQLite file, whole on
+        its writer's thread; elsewhere in one greenlet."""
+        if (writer := writer_for(self.engine)) is not None:
+            return await writer.run(work)
         async with self.engine.connect() as connection:
             return await connection.run_sync(_in_transaction, work)
 

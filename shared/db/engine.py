@@ -41,7 +41,7 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
             sizing = {"pool_size": SQLITE_CONNECTIONS, "max_overflow": 0}
         engine = create_async_engine(url, echo=echo, module=OneHopDBAPI(),
                                      connect_args={"timeout": 30}, **sizing)
-        event.listen(engine.sync_engine, "connect", _apply_sqlite_pragmas)
+        event.listen(engine.sync_engine, "connect", apply_sqlite_pragmas)
         return engine
     return create_async_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=10)
 
@@ -59,7 +59,8 @@ def describe_store(url: str) -> str:
     return f"PostgreSQL ({parsed.host}:{parsed.port or 5432}/{parsed.database})"
 
 
-def _apply_sqlite_pragmas(dbapi_connection, _record) -> None:
+def apply_sqlite_pragmas(dbapi_connection, _record) -> None:
+    """WAL, foreign keys and the busy wait on each new SQLite connection."""
     cursor = dbapi_connection.cursor()
     for pragma in SQLITE_PRAGMAS:
         cursor.execute(pragma)

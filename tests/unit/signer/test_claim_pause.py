@@ -13,6 +13,7 @@ from services.bootstrap import bootstrap
 from shared.contracts.signer import JobStatus
 from shared.db.engine import create_engine, session_factory
 from shared.db.signer_models import Job
+from shared.db.sqlite_writer import writer_for
 
 JOBS = 300
 CLAIMERS = 4
@@ -87,12 +88,15 @@ async def test_a_claim_is_its_update_and_its_history_row_nothing_more(settings):
     def seen(conn, cursor, statement, *args) -> None:
         statements.append(statement.split()[0].upper())
 
+    # On a SQLite file the job's writes go through its writer's own engine.
+    writer = writer_for(engine)
+    executes = writer.engine if writer is not None else engine.sync_engine
     try:
         repository = JobRepository(sessions)
         job_id = (await _queued(repository, 1))[0]
-        event.listen(engine.sync_engine, "before_cursor_execute", seen)
+        event.listen(executes, "before_cursor_execute", seen)
         assert await repository.claim(job_id, "Worker started job (t).") is Claim.CLAIMED
         assert statements == ["UPDATE", "INSERT"]
     finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", seen)
+        event.remove(executes, "before_cursor_execute", seen)
         await engine.dispose()
