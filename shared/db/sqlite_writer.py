@@ -30,8 +30,9 @@ class SqliteWriter:
     """One thread and one connection that run write transactions on a SQLite file."""
 
     def __init__(self, url: URL) -> None:
-        # The same file through the standard library's driver; only the writer's thread uses
-        # the connection, but it is closed from whichever thread disposes of the engine.
+        # The same file through the standard library's driver. Only the writer's thread uses
+        # the connection and `close()` disposes of it there; the thread check is off so that a
+        # writer dropped without `close()` (its engine collected undisposed) closes quietly.
         self.engine = create_engine(url.set(drivername="sqlite"), pool_size=1, max_overflow=0,
                                     connect_args={"timeout": 30, "check_same_thread": False})
         event.listen(self.engine, "connect", apply_sqlite_pragmas)
