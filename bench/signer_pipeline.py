@@ -22,21 +22,15 @@ import asyncio
 import contextlib
 import os
 import re
-import shutil
 import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from pathlib import Path
 
-import httpx
 from cryptography import x509
 from sqlalchemy import create_engine, text
-from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -44,14 +38,16 @@ sys.path.insert(0, str(REPO))
 from activities.signer.crypto import pades, samples  # noqa: E402
 from activities.signer.crypto.signer import load_pfx_signer  # noqa: E402
 from activities.signer.crypto.verify import verify_pades  # noqa: E402
-from shared.contracts.ops import TASK_QUEUE, ProbeResult, RunProbeInput  # noqa: E402
-from tests.support.ports import free_ports  # noqa: E402
-
-
-def _percentiles(values: list[float]) -> tuple[float, float]:
-    ordered = sorted(values)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1,
-                                                   round(0.99 * (len(ordered) - 1)))]
+from bench.esteira_tree import (  # noqa: E402
+    cpu_seconds,
+    esteira_dev,
+    noop_workflows,
+    percentiles,
+    role_of,
+    tree_argv,
+    tree_cpu,
+    tree_rss_mb,
+)
 
 
 def baseline_a(docs: list[bytes], pki: Path) -> dict:
@@ -66,33 +62,8 @@ def baseline_a(docs: list[bytes], pki: Path) -> dict:
         signed = pades.sign_pades(doc, signer, bytes_reserved=reserve)
         assert verify_pades(signed, trust_roots=roots).ok
         times.append(time.perf_counter() - start)
-    p50, p99 = _percentiles(times)
+    p50, p99 = percentiles(times)
     return {"docs_per_s": len(docs) / sum(times), "p50_ms": p50 * 1000, "p99_ms": p99 * 1000}
-
-
-async def baseline_b(address: str, n: int, rate: float | None = None) -> dict:
-    """N one-activity no-op workflows on the same server: started at once, or `rate` a second.
-
-    At once is the issue's (b); at the pipeline's own rate ((b')) the server batches less,
-    and its CPU per workflow shows what arrivals at that pace cost before any of our code.
-    """
-    client = await Client.connect(address, data_converter=pydantic_data_converter)
-    started = time.perf_counter()
-    latencies: list[float] = []
-
-    async def one(i: int) -> None:
-        if rate:
-            await asyncio.sleep(i / rate)
-        t0 = time.perf_counter()
-        await client.execute_workflow("ops-probe", RunProbeInput(payload=str(i)),
-                                      id=f"bench-noop-{uuid.uuid4()}", task_queue=TASK_QUEUE,
-                                      result_type=ProbeResult)
-        latencies.append(time.perf_counter() - t0)
-
-    await asyncio.gather(*(one(i) for i in range(n)))
-    elapsed = time.perf_counter() - started
-    p50, p99 = _percentiles(latencies)
-    return {"docs_per_s": n / elapsed, "p50_ms": p50 * 1000, "p99_ms": p99 * 1000}
 
 
 def pipeline(data: Path, docs: list[bytes], sample_rss, round_number: int = 1) -> dict:
@@ -126,7 +97,7 @@ def pipeline(data: Path, docs: list[bytes], sample_rss, round_number: int = 1) -
         time.sleep(0.5)
     elapsed = max(done.values()) - start
     latencies = [done[name] - dropped[name] for name in dropped]
-    p50, p99 = _percentiles(latencies)
+    p50, p99 = percentiles(latencies)
     return {"docs_per_s": len(docs) / elapsed, "p50_ms": p50 * 1000, "p99_ms": p99 * 1000}
 
 
@@ -135,79 +106,6 @@ def _epoch(value) -> float:
 
     moment = datetime.fromisoformat(str(value)) if not isinstance(value, datetime) else value
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
-
-
-def _tree_pids(root: int) -> list[int]:
-    """A process and all its descendants."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    found, stack = [], [root]
-    while stack:
-        pid = stack.pop()
-        found.append(pid)
-        stack.extend(children.get(pid, []))
-    return found
-
-
-def _tree_rss_mb(root: int) -> float:
-    """Resident memory of a process and all its descendants."""
-    total = 0
-    for pid in _tree_pids(root):
-        try:
-            stat = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(stat[21]) * os.sysconf("SC_PAGE_SIZE")
-    return total / 1024 / 1024
-
-
-def _tree_argv(root: int) -> dict[int, list[str]]:
-    """Every process of the tree, with its command line."""
-    found: dict[int, list[str]] = {}
-    for pid in _tree_pids(root):
-        try:
-            argv = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        found[pid] = [a.decode(errors="replace") for a in argv if a]
-    return found
-
-
-def _cpu_seconds(stat: Path) -> float:
-    """User + system CPU seconds from a /proc `stat` file (of a process or a thread)."""
-    fields = stat.read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _tree_cpu(root: int) -> dict[str, float]:
-    """CPU seconds (user + system) per process of the tree, keyed by a short role name."""
-    usage: dict[str, float] = {}
-    for pid, argv in _tree_argv(root).items():
-        try:
-            seconds = _cpu_seconds(Path("/proc") / str(pid) / "stat")
-        except OSError:
-            continue
-        role = _role(argv)
-        usage[role] = usage.get(role, 0.0) + seconds
-    return usage
-
-
-def _role(argv: list[str]) -> str:
-    """`temporal`, `worker`, `watcher`, `signing pool`... from a command line."""
-    if argv and argv[0].endswith("temporal"):
-        return "temporal server"
-    if "multiprocessing" in " ".join(argv):
-        return "signing pool"
-    for word in ("worker", "watcher", "api", "grpc", "webhook", "simulator", "dev"):
-        if word in argv:
-            return word
-    return "other"
 
 
 def _per_doc(before: dict[str, float], after: dict[str, float], n: int) -> dict[str, float]:
@@ -274,10 +172,10 @@ def _medians(rounds: list[dict[str, float]]) -> list[str]:
 def _thread_cpu(root: int) -> dict[tuple[int, int], float]:
     """CPU seconds per thread of every process of the tree, keyed by (pid, tid)."""
     usage: dict[tuple[int, int], float] = {}
-    for pid in _tree_argv(root):
+    for pid in tree_argv(root):
         for task in (Path("/proc") / str(pid) / "task").glob("*"):
             with contextlib.suppress(OSError):
-                usage[(pid, int(task.name))] = _cpu_seconds(task / "stat")
+                usage[(pid, int(task.name))] = cpu_seconds(task / "stat")
     return usage
 
 
@@ -285,8 +183,8 @@ def _thread_names(root: int) -> dict[tuple[int, int], str]:
     """`role: thread name` per thread: Python's names from `py-spy dump`, else the OS's."""
     spy = Path(sys.executable).with_name("py-spy")
     names: dict[tuple[int, int], str] = {}
-    for pid, argv in _tree_argv(root).items():
-        role = _role(argv)
+    for pid, argv in tree_argv(root).items():
+        role = role_of(argv)
         for task in (Path("/proc") / str(pid) / "task").glob("*"):
             with contextlib.suppress(OSError):
                 comm = (task / "comm").read_text().strip()
@@ -315,7 +213,7 @@ def _thread_report(before: dict, after: dict, names: dict, n: int, top: int = 20
 
 def _python_pids(root: int) -> dict[int, str]:
     """Every Python process of the tree (not the Temporal server), with its role."""
-    return {pid: _role(argv) for pid, argv in _tree_argv(root).items()
+    return {pid: role_of(argv) for pid, argv in tree_argv(root).items()
             if argv and "python" in Path(argv[0]).name}
 
 
@@ -347,9 +245,9 @@ def _one_round(args, dev_pid: int, temporal: int, workdir: Path, docs: list[byte
     """(b), the pipeline and (b') once on the same processes; prints them, returns the ratios."""
     address = f"127.0.0.1:{temporal}"
     results = {"(a) one process, pyHanko": in_process}
-    cpu, starter = [_tree_cpu(dev_pid)], time.process_time()
-    results["(b) no-op workflows"] = asyncio.run(baseline_b(address, args.n))
-    cpu.append(_tree_cpu(dev_pid))
+    cpu, starter = [tree_cpu(dev_pid)], time.process_time()
+    results["(b) no-op workflows"] = asyncio.run(noop_workflows(address, args.n))
+    cpu.append(tree_cpu(dev_pid))
     starter = (time.process_time() - starter) * 1000 / args.n
     sample_rss()
     spies = (_start_profiles(dev_pid, profile, args.profile_format, args.profile_gil)
@@ -358,15 +256,17 @@ def _one_round(args, dev_pid: int, temporal: int, workdir: Path, docs: list[byte
     try:
         results["pipeline, drop -> Completed"] = pipeline(workdir / "data", docs, sample_rss,
                                                           number)
-        cpu.append(_tree_cpu(dev_pid))
+        cpu.append(tree_cpu(dev_pid))
         if args.threads:
             threads += [_thread_cpu(dev_pid), _thread_names(dev_pid)]
     finally:
         _stop_profiles(spies)
     rate = results["pipeline, drop -> Completed"]["docs_per_s"]
+    # At the pipeline's own pace the server batches less: (b') shows what arrivals at that
+    # pace cost before any of our code (bench/temporal_pace.py: the cost by pace).
     results["(b') no-op, at the pipeline's rate"] = asyncio.run(
-        baseline_b(address, args.n, rate=rate))
-    cpu.append(_tree_cpu(dev_pid))
+        noop_workflows(address, args.n, rate=rate))
+    cpu.append(tree_cpu(dev_pid))
     width = max(map(len, results))
     print(f"{'':<{width}}  {'docs/s':>8} {'p50 ms':>9} {'p99 ms':>9}")
     for name, figures in results.items():
@@ -397,52 +297,27 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1,
                         help="run (b), the pipeline and (b') this many times; print medians")
     args = parser.parse_args()
-    workdir = Path(tempfile.mkdtemp(prefix="esteira-bench-"))
-    api, grpc, temporal, ui = free_ports(4)
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ESTEIRA_")},
-           "ESTEIRA_DATA_DIR": str(workdir / "data"), "ESTEIRA_PORTS__API": str(api),
-           "ESTEIRA_PORTS__GRPC": str(grpc), "ESTEIRA_PORTS__TEMPORAL": str(temporal),
-           "ESTEIRA_PORTS__TEMPORAL_UI": str(ui), "PYTHONPATH": str(REPO)}
-    log = (workdir / "dev.log").open("w")
-    dev = subprocess.Popen([sys.executable, "-m", "services.cli", "dev"], cwd=workdir, env=env,
-                           stdout=log, stderr=subprocess.STDOUT)
     peak = [0.0]
+    with esteira_dev(keep=args.keep) as dev:
+        def sample_rss() -> None:
+            peak[0] = max(peak[0], tree_rss_mb(dev.pid))
 
-    def sample_rss() -> None:
-        peak[0] = max(peak[0], _tree_rss_mb(dev.pid))
-
-    try:
-        for _ in range(240):
-            try:
-                if httpx.get(f"http://127.0.0.1:{api}/api/ready", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        else:
-            raise SystemExit(f"esteira dev not ready; see {workdir / 'dev.log'}")
         docs = [samples.make_pdf(100_000) for _ in range(args.n)]
         print(f"{args.n} PDFs of ~{len(docs[0]) // 1024} KB, {os.cpu_count()} cores, "
               f"esteira dev defaults (MaxConcurrency 4, SQLite)")
-        in_process = baseline_a(docs, workdir / "data" / "pki")
+        in_process = baseline_a(docs, dev.workdir / "data" / "pki")
         ratios = []
         for number in range(1, args.rounds + 1):
             if args.rounds > 1:
                 print(f"\nround {number} of {args.rounds}")
             # py-spy records the first round only: a profile per process per run.
-            ratios.append(_one_round(args, dev.pid, temporal, workdir, docs, in_process,
+            ratios.append(_one_round(args, dev.pid, dev.temporal, dev.workdir, docs, in_process,
                                      sample_rss, number, args.profile if number == 1 else None))
         print(f"peak RSS of esteira dev process tree = {peak[0]:.0f} MB")
         if args.rounds > 1:
             print()
             for line in _medians(ratios):
                 print(line)
-    finally:
-        dev.send_signal(signal.SIGTERM)
-        dev.wait(120)
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
-
 
 if __name__ == "__main__":
     main()

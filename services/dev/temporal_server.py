@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -11,6 +12,9 @@ from services.search_attributes import dev_server_flags
 from shared.settings import Settings
 
 LOOPBACK = "127.0.0.1"
+# Timers fire ~1 s late by default on the dev server; 10ms keeps short waits short.
+DEFAULT_DYNAMIC_CONFIG: dict[str, bool | int | float | str] = {
+    "history.timerProcessorMaxTimeShift": "10ms"}
 
 
 class TemporalCliNotFoundError(RuntimeError):
@@ -59,7 +63,16 @@ def dev_server_args(settings: Settings, *, ui_upstream_port: int | None = None) 
         # short of power loss (research/temporal.md §4).
         "--sqlite-pragma", "journal_mode=wal",
         "--sqlite-pragma", "synchronous=normal",
-        # Timers fire ~1 s late by default on the dev server; 10ms keeps short waits short.
-        "--dynamic-config-value", 'history.timerProcessorMaxTimeShift="10ms"',
+        *dynamic_config_flags(settings),
         *dev_server_flags(),
     ]
+
+
+def dynamic_config_flags(settings: Settings) -> list[str]:
+    """`--dynamic-config-value key=<JSON>`: ours, then `TemporalServer:DynamicConfig` over them."""
+    # One flag per key, ours replaced: which of two flags for one key wins is not documented.
+    values = {**DEFAULT_DYNAMIC_CONFIG, **settings.temporal_server.dynamic_config}
+    flags: list[str] = []
+    for key, value in values.items():
+        flags += ["--dynamic-config-value", f"{key}={json.dumps(value)}"]
+    return flags

@@ -11,6 +11,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "ESTEIRA_"
 CONFIG_FILE_ENV = "ESTEIRA_CONFIG_FILE"
+# A Temporal dynamic config key: `service.settingName`, nothing the CLI could read as a flag.
+DYNAMIC_CONFIG_KEY = re.compile(r"[a-z]+(\.[A-Za-z][A-Za-z0-9]*)+")
 
 
 class ClusterSettings(BaseModel):
@@ -111,6 +113,17 @@ class TemporalServerSettings(BaseModel):
     bind_host: str = "127.0.0.1"
     # Terminate, cancel, signal, reset... from the Web UI: off unless asked for.
     ui_write_actions: bool = False
+    # Server tuning (`--dynamic-config-value key=value`), over esteira's own defaults: e.g.
+    # fewer queue reads per second spend less CPU on a small machine, at some latency.
+    dynamic_config: dict[str, bool | int | float | str] = Field(default_factory=dict)
+
+    @field_validator("dynamic_config")
+    @classmethod
+    def _dotted_keys(cls, value: dict[str, object]) -> dict[str, object]:
+        bad = [key for key in value if not DYNAMIC_CONFIG_KEY.fullmatch(key)]
+        if bad:
+            raise ValueError(f"not a dynamic config key (like history.someSetting): {bad}")
+        return value
 # --- end of the embedded Temporal dev server block ---
 
 

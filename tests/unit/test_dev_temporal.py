@@ -6,6 +6,7 @@ import json
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
 from services.dev.temporal_server import dev_server_args
 from services.dev.temporal_ui_proxy import READ_ONLY_CODE, SETTINGS_PATH, create_app
@@ -32,6 +33,31 @@ def test_a_setting_opens_the_frontend_and_a_writable_ui_on_its_own_port(tmp_path
     assert _flag(args, "--ip") == "0.0.0.0"
     assert (_flag(args, "--ui-ip"), _flag(args, "--ui-port")) == (
         "0.0.0.0", str(settings.ports.temporal_ui))
+
+
+def _dynamic_config(args: list[str]) -> list[str]:
+    return [args[i + 1] for i, flag in enumerate(args) if flag == "--dynamic-config-value"]
+
+
+def test_the_dev_server_gets_our_timer_shift_by_default(tmp_path):
+    assert _dynamic_config(dev_server_args(Settings(data_dir=tmp_path))) == [
+        'history.timerProcessorMaxTimeShift="10ms"']
+
+
+def test_configured_values_go_as_json_once_each_over_ours(tmp_path, monkeypatch):
+    monkeypatch.setenv("ESTEIRA_TEMPORAL_SERVER__DYNAMIC_CONFIG", json.dumps({
+        "history.transferProcessorMaxPollRPS": 5, "history.timerProcessorMaxTimeShift": "1s",
+        "system.enableEagerWorkflowStart": True}))
+    flags = _dynamic_config(dev_server_args(Settings(data_dir=tmp_path)))
+    assert sorted(flags) == ['history.timerProcessorMaxTimeShift="1s"',
+                             "history.transferProcessorMaxPollRPS=5",
+                             "system.enableEagerWorkflowStart=true"]
+
+
+@pytest.mark.parametrize("key", ["--ip", "history", "history.", "history.a b", "x=1.y"])
+def test_a_key_that_is_no_dynamic_config_key_stops_the_settings(tmp_path, key):
+    with pytest.raises(ValidationError, match="not a dynamic config key"):
+        Settings(data_dir=tmp_path, temporal_server={"dynamic_config": {key: 1}})
 
 
 @pytest.fixture
