@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.envconfig import ClientConfig
 from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
@@ -29,11 +30,23 @@ def tls_config(settings: Settings) -> TLSConfig | bool:
 
 
 async def connect(settings: Settings, *, runtime: Runtime | None = None) -> Client:
-    """Connect to the configured Temporal namespace."""
-    return await Client.connect(
-        settings.temporal_address,
-        namespace=settings.temporal.namespace,
-        tls=tls_config(settings),
-        data_converter=pydantic_data_converter,
-        runtime=runtime,
-    )
+    """Connect to the configured Temporal namespace.
+
+    Temporal's own client configuration comes first (`temporalio.envconfig`: the
+    TEMPORAL_CONFIG_FILE / TEMPORAL_PROFILE file and the TEMPORAL_* variables, API key
+    included, as Temporal Cloud needs); what the settings name explicitly wins over it.
+    """
+    config = dict(ClientConfig.load_client_connect_config())
+    temporal = settings.temporal
+    config["target_host"] = temporal.address or config.get("target_host") \
+        or settings.temporal_address
+    if "namespace" in temporal.model_fields_set or "namespace" not in config:
+        config["namespace"] = temporal.namespace
+    if temporal.api_key is not None:
+        config["api_key"] = temporal.api_key.get_secret_value()
+    tls = tls_config(settings)
+    if tls or "tls" not in config:
+        # An API key without TLS settings still needs TLS (Temporal Cloud refuses plaintext).
+        config["tls"] = tls or "api_key" in config
+    return await Client.connect(**config, data_converter=pydantic_data_converter,
+                                runtime=runtime)

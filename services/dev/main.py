@@ -67,6 +67,9 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         # The supervisor is the only writer of the log file; children log to it through us.
         "ESTEIRA_LOGGING__TO_FILE": "false",
         MULTIPROC_ENV: str(metrics_dir),
+        # One host, one exposition: the API's /api/metrics reads every child's through the
+        # shared folder, and the supervisor restarts a child; no ops port per child.
+        "ESTEIRA_PORTS__METRICS": "0",
         "PYTHONUNBUFFERED": "1",
         **lacuna_dev_env(settings),
     }

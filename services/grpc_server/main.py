@@ -13,6 +13,7 @@ from grpc_reflection.v1alpha import reflection
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
+from temporalio.runtime import Runtime
 
 from services.grpc_server.auth import ApiKeyInterceptor
 from services.grpc_server.gen.esteira.v1 import pickup_pb2, system_pb2, system_pb2_grpc
@@ -21,10 +22,13 @@ from services.grpc_server.signer import add_signer
 from services.grpc_server.sisbajud import add_sisbajud
 from services.grpc_server.system import SystemServicer
 from services.grpc_server.tls import add_port
+from services.ops_server import OpsServer
 from services.process import stop_event
 from shared.auth import resolve_api_key
 from shared.db.engine import create_engine, session_factory
 from shared.instances import registered_instance
+from shared.metrics import bridged_runtime
+from shared.readiness import store_probe, temporal_probe
 from shared.settings import Settings
 from shared.temporal import connect
 
@@ -65,7 +69,8 @@ def build_server(settings: Settings, sessions: async_sessionmaker[AsyncSession],
     return GrpcServer(server, health_servicer, services)
 
 
-def lazy_temporal(settings: Settings) -> Callable[[], Awaitable[Client]]:
+def lazy_temporal(settings: Settings,
+                  runtime: Runtime | None = None) -> Callable[[], Awaitable[Client]]:
     """A Temporal client connected on the first call that needs it (the server starts first)."""
     client: list[Client] = []
     lock = asyncio.Lock()
@@ -73,7 +78,7 @@ def lazy_temporal(settings: Settings) -> Callable[[], Awaitable[Client]]:
     async def temporal() -> Client:
         async with lock:
             if not client:
-                client.append(await connect(settings))
+                client.append(await connect(settings, runtime=runtime))
             return client[0]
 
     return temporal
@@ -84,17 +89,27 @@ async def run_grpc(settings: Settings) -> None:
     stop = stop_event()
     engine = create_engine(settings.sqlalchemy_url)
     sessions = session_factory(engine)
-    grpc_server = build_server(settings, sessions, lazy_temporal(settings),
-                               resolve_api_key(settings))
     address = f"{settings.host}:{settings.ports.grpc}"
     try:
-        add_port(grpc_server.server, address, settings.grpc)
-        async with registered_instance(sessions, "grpc", settings.cluster):
-            await grpc_server.start()
-            log.info("gRPC server listening on %s (%s)", address,
-                     "TLS" if settings.grpc.tls else "plaintext")
-            await stop.wait()
-            await grpc_server.health.enter_graceful_shutdown()
-            await grpc_server.server.stop(SHUTDOWN_GRACE_SECONDS)
+        async with OpsServer(settings, "grpc") as ops, bridged_runtime() as runtime:
+            temporal = lazy_temporal(settings, runtime)
+            ops.watch(store_probe(engine), temporal_probe(temporal))
+            grpc_server = build_server(settings, sessions, temporal, resolve_api_key(settings))
+            add_port(grpc_server.server, address, settings.grpc)
+            await _serve(settings, sessions, grpc_server, address, stop, ops)
     finally:
         await engine.dispose()
+
+
+async def _serve(settings: Settings, sessions: async_sessionmaker[AsyncSession],
+                 grpc_server: GrpcServer, address: str, stop: asyncio.Event,
+                 ops: OpsServer) -> None:
+    """Serve until `stop`, then drain the calls in progress."""
+    async with registered_instance(sessions, "grpc", settings.cluster):
+        await grpc_server.start()
+        ops.started()
+        log.info("gRPC server listening on %s (%s)", address,
+                 "TLS" if settings.grpc.tls else "plaintext")
+        await stop.wait()
+        await grpc_server.health.enter_graceful_shutdown()
+        await grpc_server.server.stop(SHUTDOWN_GRACE_SECONDS)

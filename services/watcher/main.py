@@ -9,9 +9,14 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+from temporalio.client import Client
+
 from activities.signer.operator import diverged, wiring
 from activities.signer.operator.signer_folders import signer_folder_scans
 from activities.signer.operator.wiring import Enqueuer, JobRepository
+from services.ops_server import OpsServer
 from services.process import connect_when_available, stop_event
 from services.watcher.folder import FolderWatcher
 from services.watcher.stand_down import StandDownFollower
@@ -19,6 +24,8 @@ from services.watcher.state import FolderStateStore
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import utcnow
 from shared.instances import cluster_instance_name, registered_instance
+from shared.metrics import bridged_runtime
+from shared.readiness import store_probe
 from shared.settings import Settings
 
 # A Queued row whose workflow start was lost (Temporal down at that moment) is started again
@@ -33,39 +40,49 @@ async def run_watcher(settings: Settings) -> None:
     engine = create_engine(settings.sqlalchemy_url)
     sessions = session_factory(engine)
     try:
-        client = await connect_when_available(settings, stop)
-        if client is None:
-            return
-        repository = wiring.repository(sessions)
-        enqueuer = wiring.enqueuer(sessions, settings, client)
-        states = FolderStateStore(sessions)
-        stand_down = StandDownFollower(
-            sessions, cluster_instance_name(settings.cluster) if settings.cluster.enabled
-            else None, settings.pipeline.poll_interval_seconds)
-        await stand_down.read()  # a stood-down instance restarts stood down
-        watchers = {
-            folder.name: FolderWatcher(
-                folder, settings.input_folder_path(folder), enqueuer=enqueuer,
-                repository=repository, states=states,
-                stability_seconds=settings.pipeline.stability_window_seconds,
-                poll_seconds=settings.pipeline.poll_interval_seconds,
-                max_failures=settings.pipeline.max_consecutive_enqueue_failures,
-                held=stand_down.held)
-            for folder in settings.effective_inputs
-        }
-        # Signer folders are input folders of another kind: the watcher discovers them too.
-        async with registered_instance(sessions, "watcher", settings.cluster), \
-                signer_folder_scans(settings, repository, enqueuer, stop,
-                                    stand_down.held) as scans:
-            log.info("Watching %s folder(s): %s", len(watchers), ", ".join(watchers))
-            await asyncio.gather(
-                *(watcher.run(stop) for watcher in watchers.values()),
-                _hand_back_diverged(sessions, watchers, stop, settings),
-                _start_orphaned_queued(repository, enqueuer, stop, stand_down.held),
-                stand_down.run(stop),
-                *scans)
+        async with OpsServer(settings, "watcher") as ops, bridged_runtime() as runtime:
+            ops.watch(store_probe(engine))
+            client = await connect_when_available(settings, stop, runtime)
+            if client is None:
+                return
+            ops.watch_temporal(client)
+            await _watch(settings, sessions, client, stop, ops)
     finally:
         await engine.dispose()
+
+
+async def _watch(settings: Settings, sessions: async_sessionmaker[AsyncSession], client: Client,
+                 stop: asyncio.Event, ops: OpsServer) -> None:
+    """Every folder's observer and the background loops, until `stop`."""
+    repository = wiring.repository(sessions)
+    enqueuer = wiring.enqueuer(sessions, settings, client)
+    states = FolderStateStore(sessions)
+    stand_down = StandDownFollower(
+        sessions, cluster_instance_name(settings.cluster) if settings.cluster.enabled
+        else None, settings.pipeline.poll_interval_seconds)
+    await stand_down.read()  # a stood-down instance restarts stood down
+    watchers = {
+        folder.name: FolderWatcher(
+            folder, settings.input_folder_path(folder), enqueuer=enqueuer,
+            repository=repository, states=states,
+            stability_seconds=settings.pipeline.stability_window_seconds,
+            poll_seconds=settings.pipeline.poll_interval_seconds,
+            max_failures=settings.pipeline.max_consecutive_enqueue_failures,
+            held=stand_down.held)
+        for folder in settings.effective_inputs
+    }
+    # Signer folders are input folders of another kind: the watcher discovers them too.
+    async with registered_instance(sessions, "watcher", settings.cluster), \
+            signer_folder_scans(settings, repository, enqueuer, stop,
+                                stand_down.held) as scans:
+        ops.started()
+        log.info("Watching %s folder(s): %s", len(watchers), ", ".join(watchers))
+        await asyncio.gather(
+            *(watcher.run(stop) for watcher in watchers.values()),
+            _hand_back_diverged(sessions, watchers, stop, settings),
+            _start_orphaned_queued(repository, enqueuer, stop, stand_down.held),
+            stand_down.run(stop),
+            *scans)
 
 
 async def _hand_back_diverged(sessions, watchers: dict[str, FolderWatcher], stop: asyncio.Event,

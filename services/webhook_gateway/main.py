@@ -8,11 +8,13 @@ import httpx
 import uvicorn
 
 from activities.sisbajud.operator.order_lookup import mensageria_lookup
+from services.ops_server import OpsServer
 from services.webhook_gateway.app import WEBHOOK_PATH, GatewayDeps, create_app
 from services.webhook_gateway.secrets import resolve_secrets
 from services.webhook_gateway.signature import StandardWebhooksV1
 from shared.db.engine import create_engine, session_factory
 from shared.instances import registered_instance
+from shared.readiness import store_probe
 from shared.settings import Settings
 
 log = logging.getLogger("esteira.webhook")
@@ -31,10 +33,15 @@ async def run_webhook(settings: Settings) -> None:
         app = create_app(GatewayDeps(scheme, sessions, orders))
         config = uvicorn.Config(app, host=settings.host, port=settings.ports.webhook,
                                 log_config=None, access_log=False, timeout_graceful_shutdown=10)
-        async with registered_instance(sessions, "webhook", settings.cluster):
+        server = uvicorn.Server(config)
+        async with OpsServer(settings, "webhook") as ops, \
+                registered_instance(sessions, "webhook", settings.cluster):
+            ops.watch(store_probe(engine))
+            ops.watch_listener(server)
+            ops.started()
             log.info("Webhook gateway listening on http://%s:%s%s", settings.host,
                      settings.ports.webhook, WEBHOOK_PATH)
-            await uvicorn.Server(config).serve()
+            await server.serve()
     finally:
         await http.aclose()
         await engine.dispose()

@@ -15,6 +15,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
 from temporalio.worker import Interceptor, UnsandboxedWorkflowRunner, Worker
 
+from services.ops_server import OpsServer, domain_probe
 from services.parent_death import exit_with
 from services.process import connect_when_available, stop_event
 from services.worker.domains import build
@@ -24,6 +25,7 @@ from shared.db.engine import create_engine, session_factory
 from shared.instances import cluster_instance_name, instance_id, registered_instance
 from shared.logs import props
 from shared.metrics import bridged_runtime
+from shared.readiness import store_probe
 from shared.settings import Settings
 from shared.worker_shape import DomainWorker, WorkerDeps
 
@@ -40,15 +42,24 @@ async def run_worker(settings: Settings, domains: list[str]) -> None:
     engine = create_engine(settings.sqlalchemy_url)
     sessions = session_factory(engine)
     try:
-        async with bridged_runtime() as runtime, contextlib.AsyncExitStack() as resources:
+        async with OpsServer(settings, "worker") as ops, bridged_runtime() as runtime, \
+                contextlib.AsyncExitStack() as resources:
+            ops.watch(store_probe(engine))
             client = await connect_when_available(settings, stop, runtime)
             if client is None:
                 return
+            ops.watch_temporal(client)
             ident = await resources.enter_async_context(registered_instance(
                 sessions, "worker", settings.cluster))
             deps = worker_deps(settings, sessions, ident, resources)
             gated: list[PauseGatedWorker] = []
-            for domain_worker in await build(domains, deps):
+            built: list[DomainWorker] = []
+            for domain in domains:
+                mine = await build([domain], deps)
+                # A domain that could not start makes this process unready, not the others.
+                ops.watch(domain_probe(domain, bool(mine)))
+                built += mine
+            for domain_worker in built:
                 gate = gate_for(client, sessions, settings, domain_worker)
                 if gate is not None:
                     gated.append(gate)
@@ -57,6 +68,7 @@ async def run_worker(settings: Settings, domains: list[str]) -> None:
                 log.info("Worker serving %s", domain_worker.task_queue,
                          extra=props(TaskQueue=domain_worker.task_queue,
                                      Pausable=domain_worker.pausable))
+            ops.started()
             log.info("Worker started for domains %s", ",".join(domains),
                      extra=props(Domains=domains))
             await asyncio.gather(stop.wait(), *(gate.run(stop) for gate in gated),

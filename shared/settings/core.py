@@ -55,6 +55,9 @@ class PortSettings(BaseModel):
     # The local SMTP sink `esteira dev` runs for approval e-mails.
     smtp: int = Field(default=8025, ge=0, le=65535)
     lacuna: int = Field(default=8094, ge=0, le=65535)
+    # A process's own ops port: /metrics, /livez, /readyz (services/ops_server.py). Off when
+    # unset or 0: under `esteira dev` the API's /api/metrics already shows every child.
+    metrics: int | None = Field(default=None, ge=0, le=65535)
 
 
 # Go-style durations as the seed writes them (`30s`, `48h`, `1h30m`); a bare number is seconds.
@@ -98,6 +101,8 @@ class TemporalSettings(BaseSettings):
 
     address: str | None = None
     namespace: str = "default"
+    # TEMPORAL_API_KEY (Temporal Cloud): sent as a bearer token, over TLS.
+    api_key: SecretStr | None = None
     tls: bool = False
     tls_client_cert_path: Path | None = None
     tls_client_key_path: Path | None = None
