@@ -23,9 +23,11 @@ from tests.deploy.targets import (
 
 K8S_VERSION = "1.30.0"
 # Prometheus Operator resources the Kubernetes schemas lack; checked by their own tests here
-# (ServiceMonitor) and in tests/deploy/test_alerts.py (PrometheusRule).
+# (PodMonitor) and in tests/deploy/test_alerts.py (PrometheusRule).
 CUSTOM_KINDS = {("monitoring.coreos.com/v1", "PrometheusRule"),
-                ("monitoring.coreos.com/v1", "ServiceMonitor")}
+                ("monitoring.coreos.com/v1", "PodMonitor")}
+OPS_PORT = 9464
+OPS_PATHS = {"/metrics", "/livez", "/readyz"}
 SERVICES = {"api", "grpc", "webhook", "watcher", "worker-signer", "worker-sisbajud",
             "worker-pickup"}
 IMAGE = "registry.example.internal/esteira"
@@ -81,28 +83,74 @@ def test_one_deployment_per_service_each_running_a_valid_command_on_the_overlay_
             assert {"cpu", "memory"} <= set(resources["requests"]) & set(resources["limits"])
 
 
-def test_probes_hit_the_api_routes_that_exist(overlay):
+def _probe(container: dict, kind: str) -> tuple[str, str]:
+    http = container[kind]["httpGet"]
+    return http["path"], http["port"]
+
+
+def test_every_pod_is_ready_on_its_own_ops_port_and_the_api_lives_on_its_routes(overlay):
+    """Readiness is the pod's own (/readyz on the ops port), never /api/ready, the whole
+    system's verdict: one worker Deployment down must not take the API's endpoints away."""
     _, docs = overlay
     paths = {route.path for route in system_router.routes}
+    for name, deployment in _by_kind(docs, "Deployment").items():
+        [container] = _containers(deployment)
+        assert _probe(container, "readinessProbe") == ("/readyz", "metrics"), name
+        assert {"name": "metrics", "containerPort": OPS_PORT} in container["ports"], name
     [api] = _containers(_by_kind(docs, "Deployment")["esteira-api"])
     assert api["livenessProbe"]["httpGet"]["path"] == "/api/health" in paths
-    assert api["readinessProbe"]["httpGet"]["path"] == "/api/ready" in paths
+    assert "/api/ready" in paths, "the system verdict stays for external monitors"
     [webhook] = _containers(_by_kind(docs, "Deployment")["esteira-webhook"])
-    assert webhook["readinessProbe"]["httpGet"]["path"] == "/health"
+    assert webhook["livenessProbe"]["httpGet"]["path"] == "/health"
     [grpc] = _containers(_by_kind(docs, "Deployment")["esteira-grpc"])
-    assert grpc["readinessProbe"]["grpc"]["port"] == 50051
+    assert grpc["livenessProbe"]["grpc"]["port"] == 50051
 
 
-def test_prometheus_scrapes_the_api_metrics_route(overlay):
+def test_workers_and_the_watcher_have_a_liveness_probe_on_their_event_loop(overlay):
     _, docs = overlay
-    [monitor] = _by_kind(docs, "ServiceMonitor").values()
-    assert set(monitor["spec"]) == {"selector", "endpoints"}
-    [service] = [s for s in _by_kind(docs, "Service").values()
-                 if _matches(monitor["spec"]["selector"]["matchLabels"], s["metadata"]["labels"])]
-    assert service["metadata"]["name"] == "esteira-api"
-    [endpoint] = monitor["spec"]["endpoints"]
-    assert endpoint["port"] in {p["name"] for p in service["spec"]["ports"]}
-    assert endpoint["path"] == "/api/metrics" in {r.path for r in system_router.routes}
+    for name in ("esteira-watcher", "esteira-worker-signer", "esteira-worker-sisbajud",
+                 "esteira-worker-pickup"):
+        [container] = _containers(_by_kind(docs, "Deployment")[name])
+        assert _probe(container, "livenessProbe") == ("/livez", "metrics"), name
+        # A slow first connection is not a hang: the startup probe holds liveness off.
+        assert _probe(container, "startupProbe") == ("/livez", "metrics"), name
+
+
+def test_the_ops_port_is_one_setting_every_pod_reads(overlay):
+    _, docs = overlay
+    [config] = [d for d in docs if d["kind"] == "ConfigMap"
+                and d["metadata"]["name"].startswith("esteira-config")]
+    assert config["data"]["ESTEIRA_PORTS__METRICS"] == str(OPS_PORT)
+    for deployment in _by_kind(docs, "Deployment").values():
+        [container] = _containers(deployment)
+        refs = {s["configMapRef"]["name"] for s in container["envFrom"] if "configMapRef" in s}
+        assert config["metadata"]["name"] in refs
+
+
+def test_every_component_has_its_pod_monitor_on_the_ops_port(overlay):
+    _, docs = overlay
+    monitors = _by_kind(docs, "PodMonitor")
+    assert set(monitors) == {f"esteira-{s}" for s in SERVICES}
+    pods = {name: d["spec"]["template"] for name, d in _by_kind(docs, "Deployment").items()}
+    for name, monitor in monitors.items():
+        assert set(monitor["spec"]) == {"selector", "podMetricsEndpoints"}
+        selected = [n for n, pod in pods.items()
+                    if _matches(monitor["spec"]["selector"]["matchLabels"],
+                                pod["metadata"]["labels"])]
+        assert selected == [name], f"{name} scrapes {selected}"
+        [endpoint] = monitor["spec"]["podMetricsEndpoints"]
+        ports = {p["name"] for p in _containers(_by_kind(docs, "Deployment")[name])[0]["ports"]}
+        assert endpoint["port"] == "metrics" in ports
+        assert endpoint["path"] in OPS_PATHS
+
+
+def test_the_migrate_job_is_replaced_when_reapplied():
+    """Its pod template is immutable: every sync tool is told to replace it, not patch it."""
+    job = _by_kind(rendered("prod"), "Job")["esteira-migrate"]
+    annotations = job["metadata"]["annotations"]
+    assert annotations["argocd.argoproj.io/sync-options"] == "Force=true,Replace=true"
+    assert annotations["kustomize.toolkit.fluxcd.io/force"] == "enabled"
+    assert job["metadata"]["labels"]["app.kubernetes.io/component"] == "migrate"
 
 
 def test_every_reference_resolves(overlay):
@@ -169,7 +217,8 @@ def test_shutdown_leaves_in_flight_work_time_to_finish(overlay):
             assert grace > GRACEFUL_SHUTDOWN.total_seconds()
         else:
             assert grace > pre_stop + max(SHUTDOWN_GRACE_SECONDS, 10)
-        if "ports" in pod["containers"][0]:
+        served = [p for p in pod["containers"][0]["ports"] if p["name"] != "metrics"]
+        if served:  # behind a Service (the ops port is scraped per pod, never load-balanced)
             assert pre_stop > 0, f"{name}: endpoints must drain before SIGTERM"
 
 
@@ -186,16 +235,18 @@ def test_network_policy_admits_only_the_listening_ports(overlay):
     policies = _by_kind(docs, "NetworkPolicy")
     deny = policies["esteira-default-deny-ingress"]["spec"]
     assert deny["policyTypes"] == ["Ingress"] and "ingress" not in deny
-    deployments = _by_kind(docs, "Deployment")
-    for name, policy in policies.items():
-        if name == "esteira-default-deny-ingress":
-            continue
-        [target] = [d for d in deployments.values() if _matches(
-            policy["spec"]["podSelector"]["matchLabels"],
-            d["spec"]["template"]["metadata"]["labels"])]
-        container_ports = {p["containerPort"] for p in _containers(target)[0]["ports"]}
-        assert {p["port"] for r in policy["spec"]["ingress"] for p in r["ports"]} \
-            == container_ports
+    for name, deployment in _by_kind(docs, "Deployment").items():
+        labels = deployment["spec"]["template"]["metadata"]["labels"]
+        admitted = {p["port"] for policy in policies.values()
+                    if _matches(policy["spec"]["podSelector"]["matchLabels"], labels)
+                    for rule in policy["spec"].get("ingress", []) for p in rule["ports"]}
+        assert admitted == {p["containerPort"] for p in _containers(deployment)[0]["ports"]}, \
+            name
+    # The ops port only from Prometheus's namespace, never from anywhere.
+    [rule] = policies["esteira-metrics-ingress"]["spec"]["ingress"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": OPS_PORT}]
+    assert rule["from"] == [{"namespaceSelector": {"matchLabels": {
+        "esteira.io/prometheus": "true"}}}]
 
 
 def test_overlays_differ_where_documented():
