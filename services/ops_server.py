@@ -19,6 +19,7 @@ log = logging.getLogger("esteira.ops")
 # A request line and headers bigger than this are not a probe or a scrape: refused.
 _MAX_HEAD_BYTES = 8192
 _READ_TIMEOUT_SECONDS = 5.0
+PATHS = ("/metrics", "/livez", "/readyz")
 
 
 def domain_probe(domain: str, started: bool) -> Probe:

@@ -14,13 +14,16 @@ import threading
 
 import jsonschema
 import pytest
+import yaml
 
 from services.api.routes.system import router as system_router
+from services.ops_server import PATHS as OPS_PATHS
 from tests.deploy.targets import COMPOSE_FILE, REPO, compose, esteira_services, parse_command
 
 # The Compose Specification schema as shipped in docker-compose 1.29.2's wheel
 # (compose/config/compose_spec.json), vendored because no registry package ships it alone.
 SCHEMA = json.loads((REPO / "tests" / "deploy" / "schemas" / "compose-spec.json").read_text())
+OPS_PORT = 9464
 SECRETS = ("POSTGRES_PASSWORD", "ESTEIRA_API_KEY", "ESTEIRA_SISBAJUD__HUB_WEBHOOK_SECRETS",
            "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_ID", "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_SECRET")
 
@@ -77,8 +80,13 @@ def test_simulators_start_only_with_their_profile():
 
 def test_health_checks_probe_routes_that_exist():
     paths = {route.path for route in system_router.routes}
-    api_check = " ".join(compose()["services"]["api"]["healthcheck"]["test"])
-    assert "/api/ready" in api_check and "/api/ready" in paths and "/api/health" in paths
+    services = compose()["services"]
+    # Each container's own readiness on its ops port; /api/ready stays for external monitors.
+    for name in ("api", "watcher", "worker-signer", "worker-sisbajud", "worker-pickup"):
+        check = " ".join(services[name]["healthcheck"]["test"])
+        assert f"127.0.0.1:{OPS_PORT}/readyz" in check and "/readyz" in OPS_PATHS, name
+    assert services["api"]["environment"]["ESTEIRA_PORTS__METRICS"] == str(OPS_PORT)
+    assert "/api/ready" in paths and "/api/health" in paths
     webhook_check = " ".join(compose()["services"]["webhook"]["healthcheck"]["test"])
     assert "/health" in webhook_check
     gateway_source = (REPO / "services" / "webhook_gateway" / "app.py").read_text()
@@ -91,8 +99,55 @@ def test_services_start_after_the_migration_and_a_healthy_temporal():
         if name == "migrate" or service.get("profiles"):
             continue
         assert service["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
-        assert service["depends_on"]["temporal"]["condition"] == "service_healthy"
+        # The namespace step runs after a healthy server, which runs after the schema step.
+        assert service["depends_on"]["temporal-namespace"]["condition"] \
+            == "service_completed_successfully"
     assert services["migrate"]["restart"] == "no"
+    spec = compose()["services"]
+    assert spec["temporal-namespace"]["depends_on"]["temporal"]["condition"] == "service_healthy"
+    assert spec["temporal"]["depends_on"]["temporal-schema"]["condition"] \
+        == "service_completed_successfully"
+
+
+def test_temporal_is_the_server_image_with_a_schema_step_not_auto_setup():
+    spec = compose()["services"]
+    images = {name: str(s.get("image", "")) for name, s in spec.items()}
+    assert not any("auto-setup" in image for image in images.values())
+    assert images["temporal"].startswith("temporalio/server:")
+    assert images["temporal-schema"].startswith("temporalio/admin-tools:")
+    assert images["temporal-schema"].split(":")[1] == images["temporal"].split(":")[1], \
+        "the schema tool of the server's own release"
+    for step in ("temporal-schema", "temporal-namespace"):
+        script = spec[step]["command"][0].replace("/scripts/", "")
+        path = REPO / "deploy" / "docker" / "temporal" / script
+        assert subprocess.run(["sh", "-n", str(path)], check=False).returncode == 0, script
+    setup = (REPO / "deploy" / "docker" / "temporal" / "setup-schema.sh").read_text()
+    for database in ("temporal", "temporal_visibility"):
+        assert database in setup
+    assert "update-schema" in setup, "an existing volume is upgraded in place"
+
+
+def test_prometheus_scrapes_every_long_running_service_on_its_ops_port():
+    config = yaml.safe_load((REPO / "deploy" / "prometheus" / "prometheus.yml").read_text())
+    spec = compose()
+    [esteira] = [job for job in config["scrape_configs"] if job["job_name"] == "esteira"]
+    [discovery] = esteira["dns_sd_configs"]
+    long_running = {name for name, service in esteira_services(spec).items()
+                    if name != "migrate" and not service.get("profiles")}
+    assert set(discovery["names"]) == long_running
+    assert discovery["port"] == OPS_PORT
+    [temporal] = [job for job in config["scrape_configs"] if job["job_name"] == "temporal"]
+    endpoint = spec["services"]["temporal"]["environment"]["PROMETHEUS_ENDPOINT"]
+    assert temporal["static_configs"][0]["targets"] == [f"temporal:{endpoint.split(':')[1]}"]
+    mounts = spec["services"]["prometheus"]["volumes"]
+    assert "./deploy/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro" in mounts
+    assert config["rule_files"] == ["/etc/prometheus/alerts.yml"]
+    promtool = shutil.which("promtool")
+    if promtool:
+        checked = subprocess.run([promtool, "check", "config", "--syntax-only",
+                                  str(REPO / "deploy" / "prometheus" / "prometheus.yml")],
+                                 capture_output=True, text=True, check=False)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_secrets_come_from_the_environment_and_must_be_set():
@@ -185,7 +240,7 @@ def test_docker_compose_itself_renders_loopback_ports():
     rendered = subprocess.run([binary, "-f", str(COMPOSE_FILE), "config"], env=environ,
                               capture_output=True, text=True, timeout=120, check=True).stdout
     ports = re.findall(r"^\s*- (\S+:\d+:\d+\S*)$", rendered, flags=re.MULTILINE)
-    assert len(ports) == 4, rendered
+    assert len(ports) == 5, rendered  # api, grpc, webhook, the Temporal UI, Prometheus
     assert all(_loopback(_host_ip(port, {})) for port in ports), ports
 
 
@@ -200,7 +255,7 @@ class _Answer(http.server.BaseHTTPRequestHandler):
     status = 200
 
     def do_GET(self):
-        self.send_response(self.status if self.path in ("/api/ready", "/health") else 404)
+        self.send_response(self.status if self.path in ("/readyz", "/health") else 404)
         self.end_headers()
 
     def log_message(self, *args):
@@ -214,7 +269,8 @@ def _run_check(test: list[str], port_from: int, port_to: int) -> int:
                           check=False).returncode
 
 
-@pytest.mark.parametrize(("service", "port"), [("api", 8080), ("webhook", 8090)])
+@pytest.mark.parametrize(("service", "port"), [("api", OPS_PORT), ("webhook", 8090),
+                                               ("worker-signer", OPS_PORT)])
 def test_the_http_health_checks_pass_on_200_and_fail_otherwise(service, port):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
     threading.Thread(target=server.serve_forever, daemon=True).start()
