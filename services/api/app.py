@@ -25,6 +25,7 @@ from services.api.routes import (
 )
 from services.dashboard.install import install_dashboard
 from shared.errors import ErrorCode, EsteiraError
+from shared.http_metrics import ResponseCounter
 from shared.version import short_version
 
 log = logging.getLogger("esteira.api")
@@ -44,6 +45,8 @@ def create_app(context: ApiContext) -> FastAPI:
     install_stream_hub(app, context.sessions, context.settings.pickup.sse_poll_seconds)
     app.add_middleware(ApiKeyMiddleware, api_key=context.api_key,
                        school_keys=context.settings.pickup.school_keys)
+    # Outside the key check, so refusals (401) are counted too.
+    app.add_middleware(ResponseCounter, service="api")
     app.include_router(system.router)
     app.include_router(signer.router)
     app.include_router(signer_approvals.router)

@@ -30,6 +30,7 @@ from shared import metrics
 from shared.contracts.sisbajud import AlarmCode, FetchStatus
 from shared.contracts.sisbajud_errors import SisbajudErrorCode, WebhookErrorCode, sisbajud_error
 from shared.errors import ErrorCode, EsteiraError
+from shared.http_metrics import ResponseCounter
 from shared.logs import props
 
 WEBHOOK_PATH = "/webhooks/sisbajud"
@@ -58,6 +59,7 @@ def create_app(deps: GatewayDeps) -> FastAPI:
     app.add_api_route(WEBHOOK_PATH, receive, methods=["POST"])
     app.add_api_route("/health", health, methods=["GET"])
     app.add_api_route("/metrics", prometheus_metrics, methods=["GET"])
+    app.add_middleware(ResponseCounter, service="webhook")
     return app
 
 

@@ -25,7 +25,9 @@ EXTERNAL = {
     "schedule_missed_catchup_window",
     # Temporal SDK, bridged into /api/metrics by shared/metrics.py (prefix `temporal_`).
     "temporal_activity_schedule_to_start_latency_bucket",
+    "temporal_workflow_task_execution_failed_total",
 }
+RUNBOOKS = REPO / "docs" / "runbooks.md"
 # Metrics the rules need that the code does not export yet; each entry says what to add.
 PENDING: dict[str, str] = {}
 PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "offset",
@@ -117,6 +119,32 @@ def test_every_alert_is_actionable():
         assert name.startswith("Esteira")
         assert rule["labels"]["severity"] in ("page", "ticket"), name
         assert {"summary", "description"} <= set(rule["annotations"]), name
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_alert_links_its_own_runbook_section():
+    sections = {_anchor(m[1]): m[1] for m in re.finditer(r"^## (.+)$", RUNBOOKS.read_text(),
+                                                            flags=re.MULTILINE)}
+    for name, rule in _alerts().items():
+        url = rule["annotations"]["runbook_url"]
+        path, _, anchor = url.partition("#")
+        assert path == str(RUNBOOKS.relative_to(REPO)), name
+        assert anchor in sections and sections[anchor] == name, f"{name}: no section {url}"
+    assert set(sections.values()) == set(_alerts()), "a runbook section for a removed alert"
+
+
+def test_the_three_operational_alerts_exist():
+    """Non-deterministic deploys, failing jobs and server errors each page someone."""
+    alerts = _alerts()
+    for name in ("EsteiraWorkflowTaskFailures", "EsteiraJobFailureRate", "EsteiraHttp5xxRate"):
+        assert alerts[name]["labels"]["severity"] == "page", name
+    assert "temporal_workflow_task_execution_failed_total" in metric_names(
+        alerts["EsteiraWorkflowTaskFailures"]["expr"])
+    assert 'code="5xx"' in alerts["EsteiraHttp5xxRate"]["expr"]
 
 
 def test_the_metric_parser_reads_series_not_functions_or_labels():
