@@ -48,8 +48,9 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
     booted_at, console = utcnow(), ConsoleRouter()
     data_dir = settings.data_dir.resolve()
     _check_api_key_source(settings)
+    embedded = temporal_mode(settings) == "embedded"
     lock = _lock_data_dir(data_dir)
-    _check_ports_free(settings)
+    _check_ports_free(settings, embedded=embedded)
     generated = settings.api_key is None and ensure_generated_api_key(settings.api_key_file)
     masker.add(_api_key_values(settings))
     run_dir = data_dir / "run"
@@ -76,13 +77,8 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
     drained = asyncio.Event()  # systemd's watchdog is fed until every child has drained
     try:
         watchdog = asyncio.create_task(systemd_notify.keep_watchdog_fed(drained))
-        # Without UI write actions the UI listens on a loopback port behind a read-only door.
-        ui_upstream = None if settings.temporal_server.ui_write_actions else _free_loopback_port()
-        await supervisor.start(ChildSpec(
-            "temporal", dev_server_args(settings, ui_upstream_port=ui_upstream),
-            foreign_output=True, stop_timeout=20))
-        if ui_upstream is not None:
-            await supervisor.start(_ui_door_spec(settings, ui_upstream, child_env))
+        if embedded:
+            await _start_embedded_temporal(settings, supervisor, child_env)
         if not await _wait_for_temporal(settings, stop):
             return 0
         warnings = await bootstrap(settings)
@@ -113,6 +109,35 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         log.info("Esteira stopped; nothing left running")
         log_file.close()
         lock.close()
+
+
+def temporal_mode(settings: Settings) -> str:
+    """`embedded` or `external`; outside Development the mode must be named."""
+    mode = settings.temporal_server.mode
+    if mode is None and settings.environment != "Development":
+        raise DevStartupError(
+            f"ESTEIRA_TEMPORAL_SERVER__MODE is required when ESTEIRA_ENVIRONMENT="
+            f"{settings.environment}: `external` with TEMPORAL_ADDRESS (your Temporal cluster "
+            "or Temporal Cloud), or `embedded` (Temporal's dev server on one SQLite file: one "
+            "host, no high availability; see docs/deployment.md).")
+    if mode == "external" and not settings.temporal.address:
+        raise DevStartupError(
+            "ESTEIRA_TEMPORAL_SERVER__MODE=external needs TEMPORAL_ADDRESS (host:port of the "
+            "cluster's frontend), and TEMPORAL_NAMESPACE, TEMPORAL_API_KEY or TEMPORAL_TLS_* "
+            "as the cluster requires.")
+    return mode or "embedded"
+
+
+async def _start_embedded_temporal(settings: Settings, supervisor: Supervisor,
+                                   env: dict[str, str]) -> None:
+    """Temporal's dev server and, without UI write actions, its read-only UI door."""
+    # Without UI write actions the UI listens on a loopback port behind a read-only door.
+    ui_upstream = None if settings.temporal_server.ui_write_actions else _free_loopback_port()
+    await supervisor.start(ChildSpec(
+        "temporal", dev_server_args(settings, ui_upstream_port=ui_upstream),
+        foreign_output=True, stop_timeout=20))
+    if ui_upstream is not None:
+        await supervisor.start(_ui_door_spec(settings, ui_upstream, env))
 
 
 def _service_specs(env: dict[str, str], *, simulators: bool) -> list[ChildSpec]:
@@ -184,11 +209,11 @@ def _lock_data_dir(data_dir: Path):
     return handle
 
 
-def _check_ports_free(settings: Settings) -> None:
+def _check_ports_free(settings: Settings, *, embedded: bool = True) -> None:
     ports = settings.ports
-    wanted = {"ESTEIRA_PORTS__API": ports.api, "ESTEIRA_PORTS__GRPC": ports.grpc,
-              "ESTEIRA_PORTS__TEMPORAL": ports.temporal,
-              "ESTEIRA_PORTS__TEMPORAL_UI": ports.temporal_ui,
+    temporal = {"ESTEIRA_PORTS__TEMPORAL": ports.temporal,
+                "ESTEIRA_PORTS__TEMPORAL_UI": ports.temporal_ui} if embedded else {}
+    wanted = {"ESTEIRA_PORTS__API": ports.api, "ESTEIRA_PORTS__GRPC": ports.grpc, **temporal,
               "ESTEIRA_PORTS__WEBHOOK": ports.webhook, "ESTEIRA_PORTS__MIDAZ": ports.midaz,
               "ESTEIRA_PORTS__MENSAGERIA": ports.mensageria,
               "ESTEIRA_PORTS__TURNSTILE": ports.turnstile, "ESTEIRA_PORTS__LACUNA": ports.lacuna,
@@ -243,7 +268,7 @@ async def _wait_for_temporal(settings: Settings, stop: asyncio.Event) -> bool:
             raise RuntimeError("not serving yet")
         return True
 
-    return await retry_until("Waiting for the Temporal dev server", healthy, stop,
+    return await retry_until(f"Waiting for Temporal at {settings.temporal_address}", healthy, stop,
                              max_delay=1.0) is not None
 
 

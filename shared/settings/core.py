@@ -114,6 +114,12 @@ class TemporalSettings(BaseSettings):
 class TemporalServerSettings(BaseModel):
     """`TemporalServer:*` — the Temporal dev server `esteira dev` runs, which has no auth."""
 
+    # `external`: the supervisor runs no Temporal and connects to TEMPORAL_ADDRESS (a cluster
+    # or Temporal Cloud, through temporalio.envconfig). `embedded`: Temporal's dev server on
+    # one SQLite file beside the data (one host, no HA; docs/deployment.md). Unset: embedded
+    # in Development; any other environment must name its mode.
+    mode: Literal["embedded", "external"] | None = None
+
     # Its frontend and Web UI accept anyone who reaches them: loopback unless opened on purpose.
     bind_host: str = "127.0.0.1"
     # Terminate, cancel, signal, reset... from the Web UI: off unless asked for.
