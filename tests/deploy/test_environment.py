@@ -52,6 +52,8 @@ OPTIONAL = {
     "TEMPORAL_TLS_SERVER_CA_CERT_PATH": "only for a Temporal cluster with mTLS",
     "TEMPORAL_TLS_SERVER_NAME": "only for a Temporal cluster with mTLS",
     "TEMPORAL_API_KEY": "only for Temporal Cloud or a cluster that authenticates API keys",
+    "ESTEIRA_TEMPORAL_SERVER__MODE": "read by `esteira dev` only (the systemd target, whose "
+                                     "env file sets it); Compose and Kubernetes run no supervisor",
     "ESTEIRA_PORTS__METRICS": "each process's ops port: compose and Kubernetes set it; "
                               "`esteira dev` shows every child on the API's /api/metrics",
     "ESTEIRA_PICKUP__TURNSTILE_URL": "only where turnstile controllers are integrated",

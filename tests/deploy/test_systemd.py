@@ -164,3 +164,27 @@ def test_esteira_dev_reports_ready_only_after_bootstrap_and_stopping_on_sigterm(
         if run.process.poll() is None:
             run.process.kill()
             run.process.wait()
+
+
+def test_the_host_targets_an_existing_cluster_and_names_the_embedded_mode_as_the_other():
+    """The env file picks `external` (TEMPORAL_ADDRESS required) and documents `embedded`
+    with its limits; every Temporal connection name is Temporal's own."""
+    from pydantic import ValidationError
+
+    from shared.settings import Settings
+    from tests.deploy.targets import SYSTEMD_ENV_FILE, env_file_keys
+
+    text = SYSTEMD_ENV_FILE.read_text()
+    assert {"ESTEIRA_TEMPORAL_SERVER__MODE", "TEMPORAL_ADDRESS"} <= env_file_keys(SYSTEMD_ENV_FILE)
+    assert re.search(r"^ESTEIRA_TEMPORAL_SERVER__MODE=external$", text, re.MULTILINE)
+    assert re.search(r"^# ESTEIRA_TEMPORAL_SERVER__MODE=embedded$", text, re.MULTILINE)
+    documented = env_file_keys(SYSTEMD_ENV_FILE, commented=True)
+    assert {"TEMPORAL_NAMESPACE", "TEMPORAL_API_KEY", "TEMPORAL_TLS_CLIENT_CERT_PATH",
+            "TEMPORAL_TLS_SERVER_CA_CERT_PATH", "TEMPORAL_CONFIG_FILE",
+            "TEMPORAL_PROFILE"} <= documented
+    for limit in ("no high availability", "SQLite", "back that file up"):
+        assert limit in text, limit
+    for mode in ("embedded", "external"):
+        assert Settings(temporal_server={"mode": mode}).temporal_server.mode == mode
+    with pytest.raises(ValidationError):
+        Settings(temporal_server={"mode": "dev"})
