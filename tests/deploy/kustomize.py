@@ -1,7 +1,8 @@
 """A `kustomize build` stand-in for the features k8s/ uses, so overlays are checked offline.
 
 Handles resources (files and directories), configMapGenerator (literals, `behavior: merge`,
-a content-hash name suffix with references rewritten), strategic-merge and JSON6902 patches,
+a content-hash name suffix with references rewritten), strategic-merge (`$patch: delete`
+too) and JSON6902 patches,
 `namespace`, `images`, `replicas` and `labels` (metadata only). Anything else in a
 kustomization is refused, so a new feature can't silently go unrendered.
 """
@@ -145,6 +146,9 @@ def _apply_patch(docs: list[Doc], directory: Path, patch: Doc) -> None:
     if "path" in patch:
         for patch_doc in load_yaml_docs(directory / patch["path"]):
             target = _find(docs, patch_doc["kind"], patch_doc["metadata"]["name"])
+            if patch_doc.get("$patch") == "delete":
+                docs.remove(target)
+                continue
             _strategic_merge(target, patch_doc)
         return
     target_spec = patch["target"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from urllib.parse import urlsplit
 
 import kubernetes_validate
@@ -246,7 +248,7 @@ def test_network_policy_admits_only_the_listening_ports(overlay):
     [rule] = policies["esteira-metrics-ingress"]["spec"]["ingress"]
     assert rule["ports"] == [{"protocol": "TCP", "port": OPS_PORT}]
     assert rule["from"] == [{"namespaceSelector": {"matchLabels": {
-        "esteira.io/prometheus": "true"}}}]
+        "kubernetes.io/metadata.name": "monitoring"}}}]
 
 
 def test_overlays_differ_where_documented():
@@ -528,3 +530,51 @@ def test_the_policy_model_opens_unselected_pods_and_closes_selected_ones():
                 "spec": {"podSelector": {"matchLabels": {"app": "pg"}}, "policyTypes": ["Ingress"]}}
     assert _admits([deny_all], ("a", {}), ("db", {"app": "other"}), 5432)
     assert not _admits([deny_all], ("db", {"app": "pg"}), ("db", {"app": "pg"}), 5432)
+
+
+def test_the_keda_overlay_scales_each_worker_on_the_queues_it_polls():
+    """Backlog, not CPU: one ScaledObject per worker, a trigger per task queue its domains
+    poll, on the cluster's frontend and namespace, and no CPU autoscaler left to fight it."""
+    from services.worker.domains import polled_queues, select
+    from shared.settings import Settings
+
+    docs = build(K8S / "overlays" / "keda")
+    assert not _by_kind(docs, "HorizontalPodAutoscaler")
+    deployments = _by_kind(docs, "Deployment")
+    [config] = [d for d in docs if d["kind"] == "ConfigMap"]
+    scaled = _by_kind(docs, "ScaledObject")
+    workers = {n: d for n, d in deployments.items() if n.startswith("esteira-worker-")}
+    assert set(scaled) == set(workers)
+    queues = polled_queues(Settings())
+    for name, scaled_object in scaled.items():
+        spec = scaled_object["spec"]
+        assert spec["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
+                                          "name": name}
+        assert 1 <= spec["minReplicaCount"] <= spec["maxReplicaCount"]
+        [container] = _containers(workers[name])
+        domains = select(parse_command(container["args"]).domains)
+        assert sorted(t["metadata"]["taskQueue"] for t in spec["triggers"]) \
+            == sorted(q.name for q in queues if q.domain in domains), name
+        for trigger in spec["triggers"]:
+            meta = trigger["metadata"]
+            assert trigger["type"] == "temporal"
+            assert meta["endpoint"] == config["data"]["TEMPORAL_ADDRESS"]
+            assert meta["namespace"] == config["data"]["TEMPORAL_NAMESPACE"]
+            assert set(meta["queueTypes"].split(",")) == {"workflow", "activity"}
+        assert scaled_object["metadata"]["namespace"] == "esteira"
+
+
+def test_the_keda_overlay_renders_the_same_with_kustomize_itself():
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl not installed: the overlay is checked with the local renderer only")
+    real = subprocess.run([kubectl, "kustomize", str(K8S / "overlays" / "keda")],
+                          capture_output=True, text=True, check=True, timeout=120).stdout
+    def names(docs) -> list[tuple[str, str, str | None]]:
+        # The generated ConfigMap's hash suffix is the renderer's own (compared elsewhere).
+        return sorted((d["kind"], d["metadata"]["name"].rsplit("-", 1)[0]
+                       if d["kind"] == "ConfigMap" else d["metadata"]["name"],
+                       d["metadata"].get("namespace")) for d in docs)
+
+    assert names(d for d in yaml.safe_load_all(real) if d) \
+        == names(build(K8S / "overlays" / "keda"))
