@@ -47,9 +47,9 @@ ENV PATH=/opt/esteira/bin:$PATH \
     ESTEIRA_LOGGING__DIRECTORY=/var/log/esteira
 WORKDIR /var/lib/esteira
 USER esteira:esteira
-# REST API, gRPC, webhook gateway.
-EXPOSE 8080 50051 8090
+# REST API, gRPC, webhook gateway; every process's ops port (when ESTEIRA_PORTS__METRICS=9464).
+EXPOSE 8080 50051 8090 9464
 VOLUME ["/var/lib/esteira/data", "/var/log/esteira"]
-# No HEALTHCHECK here: workers serve no HTTP; compose and Kubernetes probe per service.
+# No HEALTHCHECK here: the ops port is off unless set; compose and Kubernetes probe per service.
 ENTRYPOINT ["esteira"]
 CMD ["api"]

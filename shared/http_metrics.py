@@ -13,12 +13,14 @@ RESPONSES = Counter("esteira_http_responses_total",
 class ResponseCounter:
     """Counts each HTTP response's status class; an exception that escapes counts as 5xx."""
 
-    def __init__(self, app: ASGIApp, service: str) -> None:
+    def __init__(self, app: ASGIApp, service: str, verdicts: tuple[str, ...] = ()) -> None:
         self.app = app
         self.service = service
+        # Paths whose 503 is an answer, not a failure (a readiness verdict): not counted.
+        self.verdicts = verdicts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["path"].startswith(self.verdicts):
             await self.app(scope, receive, send)
             return
         status: list[int] = []

@@ -46,7 +46,7 @@ def create_app(context: ApiContext) -> FastAPI:
     app.add_middleware(ApiKeyMiddleware, api_key=context.api_key,
                        school_keys=context.settings.pickup.school_keys)
     # Outside the key check, so refusals (401) are counted too.
-    app.add_middleware(ResponseCounter, service="api")
+    app.add_middleware(ResponseCounter, service="api", verdicts=("/api/ready",))
     app.include_router(system.router)
     app.include_router(signer.router)
     app.include_router(signer_approvals.router)

@@ -116,12 +116,19 @@ async def test_a_pickup_only_install_is_ready_while_the_system_verdict_is_not(
                        if name.startswith("worker-poller:"))
             live = await http.get(f"http://127.0.0.1:{worker_ops}/livez")
             assert (live.status_code, live.json()["status"]) == (200, "Alive")
-            exposition = (await http.get(f"http://127.0.0.1:{worker_ops}/metrics")).text
-            # The SDK's worker series reach the worker's own endpoint through the bridge.
-            assert "temporal_num_pollers" in exposition or "temporal_request" in exposition
+            # The SDK's worker series reach the worker's own endpoint through the bridge
+            # (drained every 2 s).
+            await until(f"http://127.0.0.1:{worker_ops}/metrics", worker,
+                        lambda r: "temporal_num_pollers" in r.text
+                        or "temporal_request" in r.text, timeout=30)
             api_metrics = (await http.get(f"http://127.0.0.1:{api_ops}/metrics")).text
             # Read from the store at scrape time, as /api/metrics does.
             assert "bulksigner_queue_depth" in api_metrics
+            # Its answers are counted for the 5xx alert; the 503 verdict of /api/ready isn't.
+            assert 'esteira_http_responses_total{code="5xx",service="api"}' not in api_metrics
+            await http.get(f"http://127.0.0.1:{api_port}/api/health")
+            api_metrics = (await http.get(f"http://127.0.0.1:{api_ops}/metrics")).text
+            assert 'esteira_http_responses_total{code="2xx",service="api"} 1.0' in api_metrics
             assert (await http.get(f"http://127.0.0.1:{api_ops}/nope")).status_code == 404
             assert (await http.post(f"http://127.0.0.1:{api_ops}/readyz")).status_code == 405
     finally:
