@@ -21,6 +21,7 @@ from shared.contracts.sisbajud import (
     BeginRevisionInput,
     BeginRevisionResult,
     CheckOwnershipInput,
+    Effect,
     FetchOrderInput,
     FetchOrderResult,
     FetchStatus,
@@ -29,6 +30,7 @@ from shared.contracts.sisbajud import (
     QueueResultInput,
     SettleInput,
     SettleResult,
+    write_idempotency_key,
 )
 from shared.contracts.sisbajud_names import (
     BEGIN_REVISION_ACTIVITY,
@@ -42,6 +44,7 @@ from shared.db.sisbajud_models import (
     SisbajudHumanDecision,
     SisbajudOrder,
     SisbajudOutbox,
+    SisbajudWrite,
 )
 from shared.events import record_event
 from shared.logs import props
@@ -51,6 +54,8 @@ log = logging.getLogger("esteira.sisbajud")
 # The order's own send of a result it queued: well inside the store step's 30 s, so a slow
 # Mensageria hands the result to the drain instead of holding the order up.
 DIRECT_SEND_SECONDS = 10.0
+# Write states a person's resolution settles (an APPLIED write has the ledger's own answer).
+UNRESOLVED_WRITE_STATES = ("PENDING", "INDETERMINATE", "DEFERRED")
 
 
 class OrderActivities:
@@ -192,6 +197,8 @@ class OrderActivities:
                     "created_at": utcnow()}, ["order_id", "revision", "reason"])
             if request.close_decisions:
                 await _close_decisions(session, request)
+            if request.resolution is not None:
+                await _resolve_write(session, request)
             pending = (await claim_order(session, request.order_id)
                        if request.result is not None and request.result_key else [])
             await session.commit()
@@ -247,6 +254,33 @@ async def _close_decisions(session: AsyncSession, request: SettleInput) -> None:
         log.info("Human decision on %s r%s resolved by %s", request.order_id, request.revision,
                  actor, extra=props(OrderId=request.order_id, Revision=request.revision,
                                     Actor=actor))
+
+
+async def _resolve_write(session: AsyncSession, request: SettleInput) -> None:
+    """A person's confirmed resolution becomes the known effect of the revision's write
+    without proof: a later release counts the money it says moved, and the uncertain-write
+    gauge (and its page) no longer counts the write."""
+    res = request.resolution
+    assert res is not None
+    moved = res.effect in (Effect.FULL, Effect.PARTIAL)
+    values: dict = {"state": "APPLIED" if moved else "NO_EFFECT", "resolved_by": res.actor,
+                    "resolved_at": utcnow(), "updated_at": utcnow()}
+    if moved:
+        values.update(transaction_id=res.transaction_id,
+                      applied_amount=_text(res.executed_amount))
+    key = write_idempotency_key(request.order_id, request.revision)
+    changed = await session.exec(update(SisbajudWrite).where(  # type: ignore[call-overload]
+        SisbajudWrite.idempotency_key == key,
+        SisbajudWrite.state.in_(UNRESOLVED_WRITE_STATES),  # type: ignore[attr-defined]
+    ).values(**values))
+    if changed.rowcount:
+        await record_event(session, domain=DOMAIN, type="LedgerWriteResolved",
+                           message=f"Write {key}: {res.effect.value} "
+                                   f"{_text(res.executed_amount) or ''} per {res.actor}",
+                           actor=res.actor, order_id=request.order_id,
+                           revision=request.revision, key=key, effect=res.effect.value,
+                           amount=_text(res.executed_amount),
+                           transaction_id=res.transaction_id)
 
 
 def _value(member) -> str | None:

@@ -9,6 +9,7 @@ from sqlalchemy import update
 from temporalio import activity
 
 from activities.sisbajud.clients import LedgerActivities, MidazClient
+from activities.sisbajud.decision_proof import record_proof
 from activities.sisbajud.plans import upstream_errors
 from shared.contracts.sisbajud_ledger import ReconcileResult, ReconcileWriteInput
 from shared.contracts.sisbajud_names import RECONCILE_WRITE_ACTIVITY
@@ -57,15 +58,19 @@ class ReconcileActivities(LedgerActivities):
         if not tx.get("operations"):
             # List entries may omit operations; the overdraft check needs them.
             tx = await self._full(midaz, tx)
+        proof = ReconcileResult(found=True, transaction_id=tx["id"], amount=amount,
+                                overdraft_touched=_overdraft(tx), evidence=evidence)
         async with self._sessions() as session:
+            if await record_proof(session, request.idempotency_key, proof):
+                await session.commit()
+                return proof.model_copy(update={"for_decision": True})
             await session.exec(update(SisbajudWrite).where(  # type: ignore[call-overload]
                 SisbajudWrite.idempotency_key == request.idempotency_key,
                 SisbajudWrite.state != "APPLIED",
             ).values(state="APPLIED", transaction_id=tx["id"], applied_amount=str(amount),
                      updated_at=utcnow()))
             await session.commit()
-        return ReconcileResult(found=True, transaction_id=tx["id"], amount=amount,
-                               overdraft_touched=_overdraft(tx), evidence=evidence)
+        return proof
 
     async def _full(self, midaz: MidazClient, tx: dict) -> dict:
         with upstream_errors():

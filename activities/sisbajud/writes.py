@@ -41,6 +41,11 @@ REPLAN_CODES = frozenset({"0018", "0086", "0174"})
 # the seed defers these, to be sent again with the same key once the config is fixed.
 DEFER_CODES_422 = frozenset({"0113", "0114", "0116", "0117", "0118", "0119", "0152", "0157"})
 DEFER_CODES_404 = frozenset({"0105"})
+# 503 `0178` (ErrTransactionReservationUnavailable): the ledger's usage-limit reservation was
+# unreachable with `failPosture: closed`, and Midaz rejects before any balance moves and
+# releases the key (LerianStudio/midaz `transaction_create.go`, `pkg/constant/errors.go`).
+# Nothing moved: deferred like a refused route, sent again later with the same key.
+NOTHING_MOVED_503 = frozenset({"0178"})
 HEARTBEAT_EVERY_SECONDS = 1.0
 log = logging.getLogger("esteira.sisbajud")
 
@@ -170,7 +175,8 @@ def _classify(response: httpx.Response) -> WriteOutcome:
             replayed=response.headers.get("X-Idempotency-Replayed", "").lower() == "true",
             overdraft_touched=any(op.get("balanceKey") == "overdraft"
                                   or op.get("type") == "OVERDRAFT" for op in operations))
-    if (status == 422 and code in DEFER_CODES_422) or (status == 404 and code in DEFER_CODES_404):
+    if ((status == 422 and code in DEFER_CODES_422) or (status == 404 and code in DEFER_CODES_404)
+            or (status == 503 and code in NOTHING_MOVED_503)):
         return WriteOutcome(kind=WriteOutcomeKind.DEFERRED, http_status=status, code=code,
                             detail=response.text[:200])
     if status >= 500 or (status == 409 and code == "0084"):

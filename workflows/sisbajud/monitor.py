@@ -42,6 +42,9 @@ with workflow.unsafe.imports_passed_through():
 RECONCILE_TIMEOUT = timedelta(minutes=1)
 RECONCILE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3)
 FINAL_RESULT_SEQ = 1
+# Runs recorded before it closed the person's decision on a later ledger proof; now the
+# proof is recorded on the decision, the beats go on and the people resolve it.
+PROOF_KEEPS_DECISION_PATCH = "sisbajud-proof-keeps-decision"
 
 
 async def await_human(run: OrderRun, order: Order) -> SettleInput | None:
@@ -122,7 +125,8 @@ async def monitor(run: OrderRun, order: Order, plan: Plan, outcome: WriteOutcome
         if order.revision in run.resolutions:
             # The person's resolution was accepted during the re-read: it is the answer.
             return human_final(run, order)
-        if seen is not None and seen.found:
+        if seen is not None and seen.found and not (
+                seen.for_decision and workflow.patched(PROOF_KEEPS_DECISION_PATCH)):
             run.open_decision = None
             return seen
         now = workflow.now()
