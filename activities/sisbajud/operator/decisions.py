@@ -137,9 +137,9 @@ async def resolve_decision(sessions: Sessions, temporal: TemporalProvider, decis
     if row.resolved_at is not None:
         raise sisbajud_error(DECISION_NOT_OPEN, f"Decision {decision_id} was already resolved "
                              f"by {row.resolved_by}.")
-    _known_effect(row, body)
     if row.proposed_by is not None or moves_money(row, body):
         _named(actor)
+    _known_effect(row, body)
     if row.proposed_by is None and moves_money(row, body):
         return await _propose(sessions, row, body, actor)
     if row.proposed_by is not None:
