@@ -47,6 +47,7 @@ from shared.db.sisbajud_models import (
     SisbajudWrite,
 )
 from shared.events import record_event
+from shared.heartbeat import heartbeats
 from shared.logs import props
 from shared.settings import Settings
 
@@ -70,6 +71,7 @@ class OrderActivities:
         self._sender = ResultSender(settings, sessions, self._mensageria)
 
     @activity.defn(name=FETCH_ORDER_ACTIVITY)
+    @heartbeats
     async def fetch_order(self, request: FetchOrderInput) -> FetchOrderResult:
         """The seed's fetch table: 200 run, 404/410 withdrawn, retry transient, park the rest."""
         try:

@@ -15,6 +15,7 @@ from shared.contracts.sisbajud_ledger import ReconcileResult, ReconcileWriteInpu
 from shared.contracts.sisbajud_names import RECONCILE_WRITE_ACTIVITY
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudWrite
+from shared.heartbeat import heartbeats
 
 # Midaz compares list dates at day (or second) precision and clocks drift: look a day wider.
 DATE_SLACK = timedelta(days=1)
@@ -39,6 +40,7 @@ class ReconcileActivities(LedgerActivities):
     """The re-read the order workflow does before each heartbeat of an uncertain write."""
 
     @activity.defn(name=RECONCILE_WRITE_ACTIVITY)
+    @heartbeats
     async def reconcile_write(self, request: ReconcileWriteInput) -> ReconcileResult:
         """`?metadata.code=<key>` since the write; a hit is proof and marks the write APPLIED."""
         with upstream_errors():

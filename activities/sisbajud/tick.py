@@ -56,6 +56,7 @@ from shared.db.sisbajud_models import (
     SisbajudOrder,
     SisbajudOutbox,
 )
+from shared.heartbeat import heartbeats
 from shared.logs import props
 from shared.settings import Settings
 from shared.visibility import start_workflow
@@ -81,6 +82,7 @@ class TickActivities:
         self._orphans = OrphanChecker(settings, sessions, http)
 
     @activity.defn(name=STAGE_INGEST_ACTIVITY)
+    @heartbeats
     async def ingest(self, request: TickInput) -> StageResult:
         """Hand each accepted notice to its order's workflow (signal-with-start)."""
         async with self._sessions() as session:
@@ -162,6 +164,7 @@ class TickActivities:
             await session.commit()
 
     @activity.defn(name=STAGE_ORPHANS_ACTIVITY)
+    @heartbeats
     async def orphans(self, request: TickInput) -> StageResult:
         """Operations on block accounts this executor did not write: detected, never changed."""
         scan = await self._orphans.scan()
@@ -173,6 +176,7 @@ class TickActivities:
                                   f"operations, {scan.new_orphans} new orphans")
 
     @activity.defn(name=STAGE_MONITOR_ACTIVITY)
+    @heartbeats
     async def monitor(self, request: TickInput) -> StageResult:
         """Writes without a known effect, measured; their order workflows re-read the ledger
         and queue a heartbeat on their own durable timers (`EXECUTOR_HEARTBEAT_EVERY`)."""
@@ -184,6 +188,7 @@ class TickActivities:
                                   f"{counts.get('DEFERRED', 0)} deferred writes")
 
     @activity.defn(name=STAGE_DRAIN_ACTIVITY)
+    @heartbeats
     async def drain(self, request: TickInput) -> StageResult:
         """Send due outbox rows with their own keys (the orders send their own results as
         they queue them; the drain is the reconciler of what they could not send)."""

@@ -32,7 +32,7 @@ from shared.contracts.sisbajud_ledger import (
 from shared.contracts.sisbajud_names import ENSURE_BLOCK_ACCOUNT_ACTIVITY, WRITE_LEDGER_ACTIVITY
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudWrite
-from shared.heartbeat import heartbeating
+from shared.heartbeat import heartbeating, heartbeats
 from shared.logs import props
 
 # Balances moved between plan and write (no effect, key released): plan again, same key.
@@ -54,6 +54,7 @@ class WriteActivities(LedgerActivities):
     """The two activities that change a ledger; dependencies come in through `__init__`."""
 
     @activity.defn(name=ENSURE_BLOCK_ACCOUNT_ACTIVITY)
+    @heartbeats
     async def ensure_block_account(self, request: EnsureBlockAccountInput
                                    ) -> BlockAccountResult:
         """Create; `409 0020` (the alias exists: a retry, or made meanwhile) means look it up

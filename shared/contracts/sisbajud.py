@@ -189,7 +189,9 @@ class OrderOptions(_Frozen):
 
     fetch_retry_initial_seconds: float = 1.0
     fetch_retry_max_seconds: float = 60.0
-    write_heartbeat_timeout_seconds: float = 30.0
+    write_heartbeat_timeout_seconds: float = 10.0
+    # Plans, the block account, re-reads and the fetch: a lost worker seen within this.
+    activity_heartbeat_timeout_seconds: float = 10.0
     parent_poll_seconds: float = 60.0
     parent_wait_max_seconds: float = 86_400.0
     deadline_margin_seconds: float = 3_600.0

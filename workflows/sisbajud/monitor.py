@@ -121,7 +121,7 @@ async def monitor(run: OrderRun, order: Order, plan: Plan, outcome: WriteOutcome
         if run.newer_pending(order):
             run.open_decision = None
             return None
-        seen = await _reconcile(order, plan, key, sent_at)
+        seen = await _reconcile(run, order, plan, key, sent_at)
         if order.revision in run.resolutions:
             # The person's resolution was accepted during the re-read: it is the answer.
             return human_final(run, order)
@@ -156,7 +156,7 @@ async def monitor(run: OrderRun, order: Order, plan: Plan, outcome: WriteOutcome
                 detail=f"write {key} without proof: {why}"))
 
 
-async def _reconcile(order: Order, plan: Plan, key: str, since: datetime
+async def _reconcile(run: OrderRun, order: Order, plan: Plan, key: str, since: datetime
                      ) -> ReconcileResult | None:
     try:
         return await workflow.execute_activity_method(
@@ -165,7 +165,9 @@ async def _reconcile(order: Order, plan: Plan, key: str, since: datetime
                                 block_alias=plan.block_alias
                                 or block_account_alias(order.order_id),
                                 since=since),
-            start_to_close_timeout=RECONCILE_TIMEOUT, retry_policy=RECONCILE_RETRY)
+            start_to_close_timeout=RECONCILE_TIMEOUT,
+            heartbeat_timeout=timedelta(seconds=run.options.activity_heartbeat_timeout_seconds),
+            retry_policy=RECONCILE_RETRY)
     except ActivityError as exc:
         workflow.logger.warning("Re-reading %s failed: %s", key, exc.cause)
         return None
