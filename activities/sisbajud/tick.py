@@ -24,6 +24,7 @@ from activities.sisbajud.gauges import (
     set_uncertain,
     uncertain_writes,
 )
+from activities.sisbajud.monitors import check_monitors
 from activities.sisbajud.orphans import OrphanChecker
 from activities.sisbajud.outbox import (
     DRAIN_CLAIM_SECONDS,
@@ -179,12 +180,22 @@ class TickActivities:
     @heartbeats
     async def monitor(self, request: TickInput) -> StageResult:
         """Writes without a known effect, measured; their order workflows re-read the ledger
-        and queue a heartbeat on their own durable timers (`EXECUTOR_HEARTBEAT_EVERY`)."""
+        and queue a heartbeat on their own durable timers (`EXECUTOR_HEARTBEAT_EVERY`). The
+        stage proves each such write has a live, beating monitor: a workflow that is gone
+        (terminated, failed) is restarted into its monitoring, one stuck is alarmed."""
+        client = await self._temporal()
         async with self._sessions() as session:
+            check = await check_monitors(session, client, request.task_queue,
+                                         request.options)
+            await session.commit()
             counts = await uncertain_writes(session)
         set_uncertain(counts)
-        return StageResult(stage=StageName.MONITOR, done=sum(counts.values()),
-                           detail=f"{counts.get('INDETERMINATE', 0)} indeterminate, "
+        return StageResult(stage=StageName.MONITOR, ok=not check.stuck,
+                           done=sum(counts.values()),
+                           failed=len(check.stuck) + len(check.restarted),
+                           detail=f"{counts.get('INDETERMINATE', 0)} indeterminate "
+                                  f"({check.live} monitored, {len(check.restarted)} "
+                                  f"restarted, {len(check.stuck)} stuck), "
                                   f"{counts.get('DEFERRED', 0)} deferred writes")
 
     @activity.defn(name=STAGE_DRAIN_ACTIVITY)

@@ -146,6 +146,10 @@ class AlarmCode(StrEnum):
     LEDGER_WRITE_DEFERRED = "ledger.write-deferred"
     LEDGER_ORPHAN_OPERATION = "ledger.orphan-operation"
     ORPHAN_SCAN_FAILED = "ledger.orphan-scan-failed"
+    # Tick stage 3: a write without proof whose order workflow was gone (restarted into its
+    # monitoring), or is running but no longer beats.
+    LEDGER_MONITOR_LOST = "ledger.monitor-lost"
+    LEDGER_MONITOR_STUCK = "ledger.monitor-stuck"
     RESULT_REJECTED = "result.rejected"
 
 
