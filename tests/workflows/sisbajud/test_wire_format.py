@@ -46,7 +46,8 @@ async def test_writes_accounts_and_amounts_on_the_wire(world, temporal_env):
     sent = _record(world)
     await world.account("@w-1", "600")
     await world.account("@w-2", "250")
-    await world.account("@w-3", "0.5", document="98765432100")
+    # A balance finer than a cent: the executor takes whole cents only.
+    await world.account("@w-3", "0.509", document="98765432100")
     full, partial, release, info = (new_order_id() for _ in range(4))
     await world.order(full, amount="850")
     await world.order(partial, amount="100", subject={"document": "98765432100"})
