@@ -166,7 +166,7 @@ async def _reconcile(run: OrderRun, order: Order, plan: Plan, key: str, since: d
                                 or block_account_alias(order.order_id),
                                 since=since),
             start_to_close_timeout=RECONCILE_TIMEOUT,
-            heartbeat_timeout=timedelta(seconds=run.options.activity_heartbeat_timeout_seconds),
+            heartbeat_timeout=run.beat_timeout(),
             retry_policy=RECONCILE_RETRY)
     except ActivityError as exc:
         workflow.logger.warning("Re-reading %s failed: %s", key, exc.cause)

@@ -59,16 +59,11 @@ WRITE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1),
 REPLANS = 3
 
 
-def beat_timeout(run: OrderRun) -> timedelta:
-    """How soon a worker lost mid-activity is noticed (the activity beats a third of it)."""
-    return timedelta(seconds=run.options.activity_heartbeat_timeout_seconds)
-
-
 async def _plan(run: OrderRun, method, order: Order) -> Plan | None:
     try:
         return await workflow.execute_activity_method(
             method, PlanInput(order=order), start_to_close_timeout=PLAN_TIMEOUT,
-            heartbeat_timeout=beat_timeout(run), retry_policy=PLAN_RETRY)
+            heartbeat_timeout=run.beat_timeout(), retry_policy=PLAN_RETRY)
     except ActivityError as exc:
         workflow.logger.warning("Planning %s failed: %s", order.order_id, exc.cause)
         return None
@@ -185,7 +180,7 @@ async def _ensure_block_account(run: OrderRun, order: Order, plan: Plan) -> bool
             WriteActivities.ensure_block_account,
             EnsureBlockAccountInput(institution_id=order.institution_id,
                                     alias=plan.block_alias or ""),
-            start_to_close_timeout=ACCOUNT_TIMEOUT, heartbeat_timeout=beat_timeout(run),
+            start_to_close_timeout=ACCOUNT_TIMEOUT, heartbeat_timeout=run.beat_timeout(),
             retry_policy=ACCOUNT_RETRY)
     except ActivityError as exc:
         workflow.logger.warning("Block account for %s failed: %s", order.order_id, exc.cause)

@@ -118,7 +118,7 @@ class SisbajudOrderWorkflow:
         fetched = await workflow.execute_activity_method(
             OrderActivities.fetch_order, FetchOrderInput(order_id=run.order_id),
             start_to_close_timeout=FETCH_TIMEOUT, retry_policy=self._fetch_retry(),
-            heartbeat_timeout=timedelta(seconds=run.options.activity_heartbeat_timeout_seconds))
+            heartbeat_timeout=run.beat_timeout())
         if fetched.status == FetchStatus.WITHDRAWN:
             await settle(run, bare(run, notice.revision, OrderState.WITHDRAWN,
                                    f"the Mensageria answered {fetched.http_status}"))
