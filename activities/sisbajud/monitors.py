@@ -15,9 +15,11 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.sisbajud.store import raise_alarm
+from activities.sisbajud.write_effects import resolve_write
 from shared.contracts import search_attributes
 from shared.contracts.sisbajud import (
     AlarmCode,
+    Effect,
     Operation,
     Order,
     OrderOptions,
@@ -28,7 +30,13 @@ from shared.contracts.sisbajud import (
 from shared.contracts.sisbajud_ledger import Leg, Plan, PlanKind, WriteKind
 from shared.contracts.sisbajud_names import ORDER_WORKFLOW
 from shared.db.models import as_utc, utcnow
-from shared.db.sisbajud_models import SisbajudAlarm, SisbajudOrder, SisbajudOutbox, SisbajudWrite
+from shared.db.sisbajud_models import (
+    SisbajudAlarm,
+    SisbajudHumanDecision,
+    SisbajudOrder,
+    SisbajudOutbox,
+    SisbajudWrite,
+)
 from shared.visibility import start_workflow
 from workflows.sisbajud.carry import Carry, Wait, WaitKind
 
@@ -47,6 +55,7 @@ class MonitorCheck:
 
     writes: int = 0
     live: int = 0
+    settled: int = 0
     restarted: list[str] = field(default_factory=list)
     stuck: list[str] = field(default_factory=list)
 
@@ -56,13 +65,14 @@ async def check_monitors(session: AsyncSession, client: Client, task_queue: str,
     """Every INDETERMINATE write of its order's current revision: its workflow must be running
     and beating; one that is gone is restarted into its monitoring (alarm), one that no
     longer beats is alarmed. Alarms are added to the caller's transaction."""
+    check = MonitorCheck(settled=await settle_resolved(session))
     rows = (await session.exec(
         select(SisbajudWrite, SisbajudOrder)
         .join(SisbajudOrder, col(SisbajudOrder.order_id) == col(SisbajudWrite.order_id))
         .where(SisbajudWrite.state == "INDETERMINATE",
                col(SisbajudOrder.revision) == col(SisbajudWrite.revision),
                col(SisbajudOrder.state).in_(MONITORED_STATES)))).all()
-    check = MonitorCheck(writes=len(rows))
+    check.writes = len(rows)
     for write, order in rows:
         status = await _status(client, order.order_id)
         if status == WorkflowExecutionStatus.RUNNING:
@@ -81,6 +91,30 @@ async def check_monitors(session: AsyncSession, client: Client, task_queue: str,
                           f"write {write.idempotency_key} without proof had no live monitor "
                           f"(workflow {status.name if status else 'not found'}); restarted")
     return check
+
+
+async def settle_resolved(session: AsyncSession) -> int:
+    """Writes left without proof by a person's resolution that predates the write taking its
+    effect (recorded before it did): each takes that resolution's effect now."""
+    rows = (await session.exec(
+        select(SisbajudWrite, SisbajudHumanDecision)
+        .join(SisbajudHumanDecision,
+              (col(SisbajudHumanDecision.order_id) == col(SisbajudWrite.order_id))
+              & (col(SisbajudHumanDecision.revision) == col(SisbajudWrite.revision)))
+        .where(SisbajudWrite.state == "INDETERMINATE",
+               col(SisbajudHumanDecision.resolved_at).is_not(None),
+               col(SisbajudHumanDecision.resolution).is_not(None)))).all()
+    settled = 0
+    for write, decision in rows:
+        result = decision.resolution or {}
+        if result.get("effect") not in {e.value for e in Effect} - {Effect.INDETERMINATE}:
+            continue
+        amount = result.get("executedAmount")
+        settled += await resolve_write(
+            session, write.order_id, write.revision, Effect(result["effect"]),
+            Decimal(amount) if amount is not None else None, result.get("transactionId"),
+            decision.resolved_by or "unknown")
+    return settled
 
 
 async def _status(client: Client, order_id: str) -> WorkflowExecutionStatus | None:

@@ -17,11 +17,11 @@ from activities.sisbajud.outbox import ResultSender, claim_order, send_bounded
 from activities.sisbajud.ownership import check_ownership
 from activities.sisbajud.store import DOMAIN, insert_ignore, raise_alarm
 from activities.sisbajud.wire import InvalidOrder, order_from_wire, result_to_wire
+from activities.sisbajud.write_effects import resolve_write
 from shared.contracts.sisbajud import (
     BeginRevisionInput,
     BeginRevisionResult,
     CheckOwnershipInput,
-    Effect,
     FetchOrderInput,
     FetchOrderResult,
     FetchStatus,
@@ -30,7 +30,6 @@ from shared.contracts.sisbajud import (
     QueueResultInput,
     SettleInput,
     SettleResult,
-    write_idempotency_key,
 )
 from shared.contracts.sisbajud_names import (
     BEGIN_REVISION_ACTIVITY,
@@ -44,7 +43,6 @@ from shared.db.sisbajud_models import (
     SisbajudHumanDecision,
     SisbajudOrder,
     SisbajudOutbox,
-    SisbajudWrite,
 )
 from shared.events import record_event
 from shared.heartbeat import heartbeats
@@ -55,8 +53,6 @@ log = logging.getLogger("esteira.sisbajud")
 # The order's own send of a result it queued: well inside the store step's 30 s, so a slow
 # Mensageria hands the result to the drain instead of holding the order up.
 DIRECT_SEND_SECONDS = 10.0
-# Write states a person's resolution settles (an APPLIED write has the ledger's own answer).
-UNRESOLVED_WRITE_STATES = ("PENDING", "INDETERMINATE", "DEFERRED")
 
 
 class OrderActivities:
@@ -259,30 +255,11 @@ async def _close_decisions(session: AsyncSession, request: SettleInput) -> None:
 
 
 async def _resolve_write(session: AsyncSession, request: SettleInput) -> None:
-    """A person's confirmed resolution becomes the known effect of the revision's write
-    without proof: a later release counts the money it says moved, and the uncertain-write
-    gauge (and its page) no longer counts the write."""
+    """A person's confirmed resolution becomes the known effect of the revision's write."""
     res = request.resolution
     assert res is not None
-    moved = res.effect in (Effect.FULL, Effect.PARTIAL)
-    values: dict = {"state": "APPLIED" if moved else "NO_EFFECT", "resolved_by": res.actor,
-                    "resolved_at": utcnow(), "updated_at": utcnow()}
-    if moved:
-        values.update(transaction_id=res.transaction_id,
-                      applied_amount=_text(res.executed_amount))
-    key = write_idempotency_key(request.order_id, request.revision)
-    changed = await session.exec(update(SisbajudWrite).where(  # type: ignore[call-overload]
-        SisbajudWrite.idempotency_key == key,
-        SisbajudWrite.state.in_(UNRESOLVED_WRITE_STATES),  # type: ignore[attr-defined]
-    ).values(**values))
-    if changed.rowcount:
-        await record_event(session, domain=DOMAIN, type="LedgerWriteResolved",
-                           message=f"Write {key}: {res.effect.value} "
-                                   f"{_text(res.executed_amount) or ''} per {res.actor}",
-                           actor=res.actor, order_id=request.order_id,
-                           revision=request.revision, key=key, effect=res.effect.value,
-                           amount=_text(res.executed_amount),
-                           transaction_id=res.transaction_id)
+    await resolve_write(session, request.order_id, request.revision, res.effect,
+                        res.executed_amount, res.transaction_id, res.actor)
 
 
 def _value(member) -> str | None:

@@ -195,7 +195,8 @@ class TickActivities:
                            failed=len(check.stuck) + len(check.restarted),
                            detail=f"{counts.get('INDETERMINATE', 0)} indeterminate "
                                   f"({check.live} monitored, {len(check.restarted)} "
-                                  f"restarted, {len(check.stuck)} stuck), "
+                                  f"restarted, {len(check.stuck)} stuck, {check.settled} "
+                                  "settled by earlier resolutions), "
                                   f"{counts.get('DEFERRED', 0)} deferred writes")
 
     @activity.defn(name=STAGE_DRAIN_ACTIVITY)

@@ -9,9 +9,16 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from shared.contracts.sisbajud import OrderState, StageName
+from activities.sisbajud.metrics import UNCERTAIN_WRITES
+from shared.contracts.sisbajud import OrderState, StageName, block_account_alias
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudAlarm, SisbajudOutbox, SisbajudWrite
+from shared.db.sisbajud_models import (
+    SisbajudAlarm,
+    SisbajudHumanDecision,
+    SisbajudOrder,
+    SisbajudOutbox,
+    SisbajudWrite,
+)
 from tests.support.sisbajud import new_order_id, stored
 from tests.support.sisbajud_states import numbered
 
@@ -94,3 +101,29 @@ async def test_a_running_monitor_that_stopped_beating_is_alarmed(make_world, tem
     assert (await stored(world, SisbajudAlarm, code="ledger.monitor-lost")) == []
     assert OrderState.INDETERMINATE.value in {r.state for r in await stored(
         world, SisbajudWrite, order_id=order_id)}
+
+
+async def test_a_write_resolved_before_resolutions_took_effect_is_settled(world,
+                                                                         temporal_env):
+    # Recorded by a version that closed the decision but left the write without proof.
+    order_id, now = new_order_id(), utcnow()
+    async with world.sessions() as session:
+        session.add(SisbajudOrder(order_id=order_id, revision=1, operation="BLOQUEIO",
+                                  state="RESOLVED", created_at=now, updated_at=now))
+        session.add(SisbajudWrite(
+            idempotency_key=f"{order_id}:1", order_id=order_id, revision=1, kind="block",
+            institution_id="BANK1", block_alias=block_account_alias(order_id), total="30",
+            legs=[], state="INDETERMINATE", created_at=now, updated_at=now))
+        session.add(SisbajudHumanDecision(
+            order_id=order_id, revision=1, reason="ledger.write-indeterminate",
+            disposition="HELD_MONEY_MOVED", created_at=now, resolved_at=now,
+            resolved_by="operator:rui, confirming operator:ana", resolution={
+                "effect": "PARTIAL", "executedAmount": "12.00", "transactionId": "tx-12"}))
+        await session.commit()
+    async with world.worker(temporal_env.client):
+        stage = _stage(await world.tick(temporal_env.client))
+    assert "1 settled" in stage.detail and "0 indeterminate" in stage.detail
+    (write,) = await stored(world, SisbajudWrite, order_id=order_id)
+    assert (write.state, write.applied_amount, write.transaction_id, write.resolved_by) == (
+        "APPLIED", "12.00", "tx-12", "operator:rui, confirming operator:ana")
+    assert UNCERTAIN_WRITES.labels("INDETERMINATE")._value.get() == 0
