@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import ParamSpec, TypeVar
 
 from temporalio import activity
 
 # Without a heartbeat timeout on the activity, a beat this often.
 DEFAULT_EVERY_SECONDS = 5.0
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def beat(*details: object) -> None:
@@ -34,6 +38,17 @@ async def heartbeat_forever(every: float | None = None) -> None:
         # The first beat waits too: most calls end before it, and each beat is a server write.
         await asyncio.sleep(period)
         activity.heartbeat()
+
+
+def heartbeats(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """An activity that beats while it runs, so its heartbeat timeout sees a lost worker."""
+
+    @functools.wraps(fn)
+    async def beating(*args: P.args, **kwargs: P.kwargs) -> R:
+        async with heartbeating():
+            return await fn(*args, **kwargs)
+
+    return beating
 
 
 @contextlib.asynccontextmanager

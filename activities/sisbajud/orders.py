@@ -17,6 +17,7 @@ from activities.sisbajud.outbox import ResultSender, claim_order, send_bounded
 from activities.sisbajud.ownership import check_ownership
 from activities.sisbajud.store import DOMAIN, insert_ignore, raise_alarm
 from activities.sisbajud.wire import InvalidOrder, order_from_wire, result_to_wire
+from activities.sisbajud.write_effects import resolve_write
 from shared.contracts.sisbajud import (
     BeginRevisionInput,
     BeginRevisionResult,
@@ -44,6 +45,7 @@ from shared.db.sisbajud_models import (
     SisbajudOutbox,
 )
 from shared.events import record_event
+from shared.heartbeat import heartbeats
 from shared.logs import props
 from shared.settings import Settings
 
@@ -65,6 +67,7 @@ class OrderActivities:
         self._sender = ResultSender(settings, sessions, self._mensageria)
 
     @activity.defn(name=FETCH_ORDER_ACTIVITY)
+    @heartbeats
     async def fetch_order(self, request: FetchOrderInput) -> FetchOrderResult:
         """The seed's fetch table: 200 run, 404/410 withdrawn, retry transient, park the rest."""
         try:
@@ -192,6 +195,8 @@ class OrderActivities:
                     "created_at": utcnow()}, ["order_id", "revision", "reason"])
             if request.close_decisions:
                 await _close_decisions(session, request)
+            if request.resolution is not None:
+                await _resolve_write(session, request)
             pending = (await claim_order(session, request.order_id)
                        if request.result is not None and request.result_key else [])
             await session.commit()
@@ -247,6 +252,14 @@ async def _close_decisions(session: AsyncSession, request: SettleInput) -> None:
         log.info("Human decision on %s r%s resolved by %s", request.order_id, request.revision,
                  actor, extra=props(OrderId=request.order_id, Revision=request.revision,
                                     Actor=actor))
+
+
+async def _resolve_write(session: AsyncSession, request: SettleInput) -> None:
+    """A person's confirmed resolution becomes the known effect of the revision's write."""
+    res = request.resolution
+    assert res is not None
+    await resolve_write(session, request.order_id, request.revision, res.effect,
+                        res.executed_amount, res.transaction_id, res.actor)
 
 
 def _value(member) -> str | None:

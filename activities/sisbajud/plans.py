@@ -40,6 +40,7 @@ from shared.contracts.sisbajud_names import (
     PLAN_RELEASE_ACTIVITY,
 )
 from shared.db.sisbajud_models import SisbajudOrder, SisbajudWrite
+from shared.heartbeat import heartbeats
 
 
 def _resolve(effect: Effect, reason: ReasonCode, **fields) -> Plan:
@@ -63,6 +64,7 @@ class PlanActivities(LedgerActivities):
     """BLOQUEIO, DESBLOQUEIO and info-request planning against one institution's Midaz."""
 
     @activity.defn(name=PLAN_BLOCK_ACTIVITY)
+    @heartbeats
     async def plan_block(self, request: PlanInput) -> Plan:
         """Own funds of the eligible accounts, up to what the order still has open."""
         order = request.order
@@ -90,6 +92,7 @@ class PlanActivities(LedgerActivities):
                     block_alias=alias)
 
     @activity.defn(name=PLAN_RELEASE_ACTIVITY)
+    @heartbeats
     async def plan_release(self, request: PlanInput) -> Plan:
         """min(order amount, parent's remaining, block balance), back to the parent's sources."""
         order = request.order
@@ -132,6 +135,7 @@ class PlanActivities(LedgerActivities):
                     block_alias=alias)
 
     @activity.defn(name=PLAN_INFO_ACTIVITY)
+    @heartbeats
     async def plan_info(self, request: PlanInput) -> Plan:
         """Blockable totals, read only; an agency or an unknown account goes to a person."""
         order = request.order

@@ -9,11 +9,13 @@ from sqlalchemy import update
 from temporalio import activity
 
 from activities.sisbajud.clients import LedgerActivities, MidazClient
+from activities.sisbajud.decision_proof import record_proof
 from activities.sisbajud.plans import upstream_errors
 from shared.contracts.sisbajud_ledger import ReconcileResult, ReconcileWriteInput
 from shared.contracts.sisbajud_names import RECONCILE_WRITE_ACTIVITY
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudWrite
+from shared.heartbeat import heartbeats
 
 # Midaz compares list dates at day (or second) precision and clocks drift: look a day wider.
 DATE_SLACK = timedelta(days=1)
@@ -38,6 +40,7 @@ class ReconcileActivities(LedgerActivities):
     """The re-read the order workflow does before each heartbeat of an uncertain write."""
 
     @activity.defn(name=RECONCILE_WRITE_ACTIVITY)
+    @heartbeats
     async def reconcile_write(self, request: ReconcileWriteInput) -> ReconcileResult:
         """`?metadata.code=<key>` since the write; a hit is proof and marks the write APPLIED."""
         with upstream_errors():
@@ -57,15 +60,19 @@ class ReconcileActivities(LedgerActivities):
         if not tx.get("operations"):
             # List entries may omit operations; the overdraft check needs them.
             tx = await self._full(midaz, tx)
+        proof = ReconcileResult(found=True, transaction_id=tx["id"], amount=amount,
+                                overdraft_touched=_overdraft(tx), evidence=evidence)
         async with self._sessions() as session:
+            if await record_proof(session, request.idempotency_key, proof):
+                await session.commit()
+                return proof.model_copy(update={"for_decision": True})
             await session.exec(update(SisbajudWrite).where(  # type: ignore[call-overload]
                 SisbajudWrite.idempotency_key == request.idempotency_key,
                 SisbajudWrite.state != "APPLIED",
             ).values(state="APPLIED", transaction_id=tx["id"], applied_amount=str(amount),
                      updated_at=utcnow()))
             await session.commit()
-        return ReconcileResult(found=True, transaction_id=tx["id"], amount=amount,
-                               overdraft_touched=_overdraft(tx), evidence=evidence)
+        return proof
 
     async def _full(self, midaz: MidazClient, tx: dict) -> dict:
         with upstream_errors():

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 from shared.contracts.sisbajud_ledger import Leg
 
 ZERO = Decimal(0)
+CENT = Decimal("0.01")
 
 
 @dataclass(frozen=True)
@@ -25,13 +26,15 @@ class SubjectAccount:
 
 
 def own_funds(balance: dict[str, Any] | None) -> Decimal:
-    """`available` of the default balance; 0 in overdraft (credit limits are not own funds)."""
+    """`available` of the default balance in whole cents (amounts leave with two places, and
+    rounding down never takes more than is there); 0 in overdraft (credit limits are not
+    own funds)."""
     if balance is None:
         return ZERO
     available = Decimal(str(balance.get("available") or 0))
     if Decimal(str(balance.get("overdraftUsed") or 0)) > 0 or available <= 0:
         return ZERO
-    return available
+    return available.quantize(CENT, rounding=ROUND_DOWN)
 
 
 def is_active(account: dict[str, Any] | None, instrument: dict[str, Any], asset: str) -> bool:

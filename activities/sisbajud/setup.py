@@ -68,6 +68,7 @@ def order_options(settings: Settings) -> OrderOptions:
         fetch_retry_initial_seconds=sis.fetch_retry_initial_seconds,
         fetch_retry_max_seconds=sis.fetch_retry_max_seconds,
         write_heartbeat_timeout_seconds=sis.write_heartbeat_timeout_seconds,
+        activity_heartbeat_timeout_seconds=sis.activity_heartbeat_timeout_seconds,
         parent_poll_seconds=sis.parent_poll_seconds,
         parent_wait_max_seconds=sis.parent_wait_max_seconds,
         deadline_margin_seconds=sis.response_deadline_margin_seconds,

@@ -24,6 +24,7 @@ from activities.sisbajud.gauges import (
     set_uncertain,
     uncertain_writes,
 )
+from activities.sisbajud.monitors import check_monitors
 from activities.sisbajud.orphans import OrphanChecker
 from activities.sisbajud.outbox import (
     DRAIN_CLAIM_SECONDS,
@@ -56,6 +57,7 @@ from shared.db.sisbajud_models import (
     SisbajudOrder,
     SisbajudOutbox,
 )
+from shared.heartbeat import heartbeats
 from shared.logs import props
 from shared.settings import Settings
 from shared.visibility import start_workflow
@@ -81,6 +83,7 @@ class TickActivities:
         self._orphans = OrphanChecker(settings, sessions, http)
 
     @activity.defn(name=STAGE_INGEST_ACTIVITY)
+    @heartbeats
     async def ingest(self, request: TickInput) -> StageResult:
         """Hand each accepted notice to its order's workflow (signal-with-start)."""
         async with self._sessions() as session:
@@ -162,6 +165,7 @@ class TickActivities:
             await session.commit()
 
     @activity.defn(name=STAGE_ORPHANS_ACTIVITY)
+    @heartbeats
     async def orphans(self, request: TickInput) -> StageResult:
         """Operations on block accounts this executor did not write: detected, never changed."""
         scan = await self._orphans.scan()
@@ -173,17 +177,30 @@ class TickActivities:
                                   f"operations, {scan.new_orphans} new orphans")
 
     @activity.defn(name=STAGE_MONITOR_ACTIVITY)
+    @heartbeats
     async def monitor(self, request: TickInput) -> StageResult:
         """Writes without a known effect, measured; their order workflows re-read the ledger
-        and queue a heartbeat on their own durable timers (`EXECUTOR_HEARTBEAT_EVERY`)."""
+        and queue a heartbeat on their own durable timers (`EXECUTOR_HEARTBEAT_EVERY`). The
+        stage proves each such write has a live, beating monitor: a workflow that is gone
+        (terminated, failed) is restarted into its monitoring, one stuck is alarmed."""
+        client = await self._temporal()
         async with self._sessions() as session:
+            check = await check_monitors(session, client, request.task_queue,
+                                         request.options)
+            await session.commit()
             counts = await uncertain_writes(session)
         set_uncertain(counts)
-        return StageResult(stage=StageName.MONITOR, done=sum(counts.values()),
-                           detail=f"{counts.get('INDETERMINATE', 0)} indeterminate, "
+        return StageResult(stage=StageName.MONITOR, ok=not check.stuck,
+                           done=sum(counts.values()),
+                           failed=len(check.stuck) + len(check.restarted),
+                           detail=f"{counts.get('INDETERMINATE', 0)} indeterminate "
+                                  f"({check.live} monitored, {len(check.restarted)} "
+                                  f"restarted, {len(check.stuck)} stuck, {check.settled} "
+                                  "settled by earlier resolutions), "
                                   f"{counts.get('DEFERRED', 0)} deferred writes")
 
     @activity.defn(name=STAGE_DRAIN_ACTIVITY)
+    @heartbeats
     async def drain(self, request: TickInput) -> StageResult:
         """Send due outbox rows with their own keys (the orders send their own results as
         they queue them; the drain is the reconciler of what they could not send)."""

@@ -44,6 +44,8 @@ def order_from_wire(payload: Any) -> Order:
         amount = Decimal(str(payload.get("amount") or 0))
         if not amount.is_finite() or amount < 0:
             raise InvalidOrder("amount must be a non-negative decimal")
+        if amount != amount.quantize(CENT):
+            raise InvalidOrder(f"amount {amount} is finer than a cent")
         deadline = payload.get("deadline")
         return Order(
             order_id=order_id, revision=int(payload["revision"]), operation=operation,

@@ -32,7 +32,7 @@ from shared.contracts.sisbajud_ledger import (
 from shared.contracts.sisbajud_names import ENSURE_BLOCK_ACCOUNT_ACTIVITY, WRITE_LEDGER_ACTIVITY
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudWrite
-from shared.heartbeat import heartbeating
+from shared.heartbeat import heartbeating, heartbeats
 from shared.logs import props
 
 # Balances moved between plan and write (no effect, key released): plan again, same key.
@@ -41,6 +41,11 @@ REPLAN_CODES = frozenset({"0018", "0086", "0174"})
 # the seed defers these, to be sent again with the same key once the config is fixed.
 DEFER_CODES_422 = frozenset({"0113", "0114", "0116", "0117", "0118", "0119", "0152", "0157"})
 DEFER_CODES_404 = frozenset({"0105"})
+# 503 `0178` (ErrTransactionReservationUnavailable): the ledger's usage-limit reservation was
+# unreachable with `failPosture: closed`, and Midaz rejects before any balance moves and
+# releases the key (LerianStudio/midaz `transaction_create.go`, `pkg/constant/errors.go`).
+# Nothing moved: deferred like a refused route, sent again later with the same key.
+NOTHING_MOVED_503 = frozenset({"0178"})
 HEARTBEAT_EVERY_SECONDS = 1.0
 log = logging.getLogger("esteira.sisbajud")
 
@@ -49,6 +54,7 @@ class WriteActivities(LedgerActivities):
     """The two activities that change a ledger; dependencies come in through `__init__`."""
 
     @activity.defn(name=ENSURE_BLOCK_ACCOUNT_ACTIVITY)
+    @heartbeats
     async def ensure_block_account(self, request: EnsureBlockAccountInput
                                    ) -> BlockAccountResult:
         """Create; `409 0020` (the alias exists: a retry, or made meanwhile) means look it up
@@ -170,7 +176,8 @@ def _classify(response: httpx.Response) -> WriteOutcome:
             replayed=response.headers.get("X-Idempotency-Replayed", "").lower() == "true",
             overdraft_touched=any(op.get("balanceKey") == "overdraft"
                                   or op.get("type") == "OVERDRAFT" for op in operations))
-    if (status == 422 and code in DEFER_CODES_422) or (status == 404 and code in DEFER_CODES_404):
+    if ((status == 422 and code in DEFER_CODES_422) or (status == 404 and code in DEFER_CODES_404)
+            or (status == 503 and code in NOTHING_MOVED_503)):
         return WriteOutcome(kind=WriteOutcomeKind.DEFERRED, http_status=status, code=code,
                             detail=response.text[:200])
     if status >= 500 or (status == 409 and code == "0084"):

@@ -146,6 +146,10 @@ class AlarmCode(StrEnum):
     LEDGER_WRITE_DEFERRED = "ledger.write-deferred"
     LEDGER_ORPHAN_OPERATION = "ledger.orphan-operation"
     ORPHAN_SCAN_FAILED = "ledger.orphan-scan-failed"
+    # Tick stage 3: a write without proof whose order workflow was gone (restarted into its
+    # monitoring), or is running but no longer beats.
+    LEDGER_MONITOR_LOST = "ledger.monitor-lost"
+    LEDGER_MONITOR_STUCK = "ledger.monitor-stuck"
     RESULT_REJECTED = "result.rejected"
 
 
@@ -189,7 +193,9 @@ class OrderOptions(_Frozen):
 
     fetch_retry_initial_seconds: float = 1.0
     fetch_retry_max_seconds: float = 60.0
-    write_heartbeat_timeout_seconds: float = 30.0
+    write_heartbeat_timeout_seconds: float = 10.0
+    # Plans, the block account, re-reads and the fetch: a lost worker seen within this.
+    activity_heartbeat_timeout_seconds: float = 10.0
     parent_poll_seconds: float = 60.0
     parent_wait_max_seconds: float = 86_400.0
     deadline_margin_seconds: float = 3_600.0

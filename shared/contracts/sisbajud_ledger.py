@@ -130,3 +130,6 @@ class ReconcileResult(_Frozen):
     amount: Decimal | None = None
     overdraft_touched: bool = False
     evidence: str = ""
+    # The proof came after a person's decision was registered: it is recorded on the
+    # decision for the people to resolve, and the write stays without a known effect.
+    for_decision: bool = False

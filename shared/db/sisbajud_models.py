@@ -94,6 +94,10 @@ class SisbajudWrite(SQLModel, table=True):
     attempts: int = 0
     last_status: int | None = None
     last_code: str | None = Field(default=None, max_length=16)
+    # A person's confirmed resolution of a write without proof: who said what it did, when
+    # (the amount and transaction land in `applied_amount`/`transaction_id`).
+    resolved_by: str | None = Field(default=None, max_length=200)
+    resolved_at: datetime | None = _ts()
     created_at: datetime = _ts(nullable=False)
     updated_at: datetime = _ts(nullable=False)
 
@@ -173,6 +177,11 @@ class SisbajudHumanDecision(SQLModel, table=True):
     proposed_by: str | None = Field(default=None, max_length=200)
     proposal_reason: str | None = None
     proposal: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    # The ledger's proof a re-read found after the decision was registered (transaction,
+    # amount, evidence): shown to the people who decide, never a decision by itself.
+    proof_found_at: datetime | None = _ts()
+    ledger_proof: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON,
+                                                                               nullable=True))
 
 
 class SisbajudOrphan(SQLModel, table=True):

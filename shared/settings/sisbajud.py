@@ -97,7 +97,11 @@ class SisbajudSettings(BaseModel):
     webhook_fetch_timeout_seconds: float = Field(default=5.0, gt=0)
     fetch_retry_initial_seconds: float = Field(default=1.0, gt=0)
     fetch_retry_max_seconds: float = Field(default=60.0, gt=0)
-    write_heartbeat_timeout_seconds: float = Field(default=30.0, gt=0)
+    # A worker lost mid-activity (kill -9, a dead node) is noticed within this: the write
+    # and every other long activity (plans, block account, re-reads, fetch, tick stages)
+    # beat a third of it.
+    write_heartbeat_timeout_seconds: float = Field(default=10.0, gt=0)
+    activity_heartbeat_timeout_seconds: float = Field(default=10.0, gt=0)
     parent_poll_seconds: float = Field(default=60.0, gt=0)
     parent_wait_max_seconds: float = Field(default=86400.0, gt=0)
     outbox_retry_initial_seconds: float = Field(default=5.0, gt=0)

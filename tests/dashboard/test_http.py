@@ -258,6 +258,19 @@ async def test_sisbajud_resolve_goes_through_the_rest_handler_as_the_operator(op
                                 data={"effect": "NONE", "reason": "x"})).status_code == 403
 
 
+async def test_sisbajud_decision_shows_the_ledger_proof_found_after_it(operator):
+    async with operator.context.sessions() as session:
+        session.add(SisbajudHumanDecision(
+            order_id="ORD-2", revision=1, reason="ledger.write-indeterminate",
+            disposition="HELD_MONEY_MOVED", proof_found_at=utcnow(),
+            ledger_proof={"transactionId": "tx-proof-1", "amount": "40.00",
+                          "overdraftTouched": False, "evidence": ""}))
+        await session.commit()
+    page = (await operator.get("/sisbajud")).text
+    assert 'data-proof-transaction="tx-proof-1"' in page
+    assert "transaction tx-proof-1, 40.00" in page
+
+
 async def test_delete_reports_what_went_and_what_stayed_and_records_the_operator(operator):
     repository = JobRepository(operator.context.sessions)
     inbox = operator.context.settings.storage_root / "input" / "inbox"

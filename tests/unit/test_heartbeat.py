@@ -5,11 +5,17 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from datetime import timedelta
+from typing import get_type_hints
 
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from shared.heartbeat import DEFAULT_EVERY_SECONDS, beat, beat_period, heartbeating
+from activities.sisbajud.orders import OrderActivities
+from activities.sisbajud.plans import PlanActivities
+from activities.sisbajud.reconcile import ReconcileActivities
+from activities.sisbajud.tick import TickActivities
+from activities.sisbajud.writes import WriteActivities
+from shared.heartbeat import DEFAULT_EVERY_SECONDS, beat, beat_period, heartbeating, heartbeats
 
 
 def _env(heartbeat_timeout: timedelta | None = None) -> tuple[ActivityEnvironment, list]:
@@ -56,3 +62,29 @@ async def test_heartbeating_beats_while_the_body_runs_and_stops_after():
 async def test_heartbeating_outside_an_activity_just_runs_the_body():
     async with heartbeating(0.001):
         await asyncio.sleep(0)
+
+
+async def test_a_heartbeats_activity_beats_a_third_of_its_timeout_while_it_runs():
+    env, beats = _env(timedelta(seconds=0.06))
+
+    @heartbeats
+    async def slow(wanted: int) -> int:
+        deadline = asyncio.get_running_loop().time() + 10
+        while len(beats) < wanted:
+            assert asyncio.get_running_loop().time() < deadline, "no heartbeat came"
+            await asyncio.sleep(0.005)
+        return wanted
+
+    assert await env.run(slow, 3) == 3
+    assert slow.__name__ == "slow" and get_type_hints(slow)["wanted"] is int
+
+
+@pytest.mark.parametrize("method", [
+    OrderActivities.fetch_order, PlanActivities.plan_block, PlanActivities.plan_release,
+    PlanActivities.plan_info, WriteActivities.ensure_block_account,
+    ReconcileActivities.reconcile_write, TickActivities.ingest, TickActivities.orphans,
+    TickActivities.monitor, TickActivities.drain])
+def test_the_long_sisbajud_activities_beat(method):
+    # The workflow gives each a heartbeat timeout; only a beating body keeps it alive.
+    assert method.__wrapped__.__qualname__.endswith(method.__name__)
+    assert method.__code__ is heartbeats(method.__wrapped__).__code__

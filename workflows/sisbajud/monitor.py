@@ -42,6 +42,9 @@ with workflow.unsafe.imports_passed_through():
 RECONCILE_TIMEOUT = timedelta(minutes=1)
 RECONCILE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3)
 FINAL_RESULT_SEQ = 1
+# Runs recorded before it closed the person's decision on a later ledger proof; now the
+# proof is recorded on the decision, the beats go on and the people resolve it.
+PROOF_KEEPS_DECISION_PATCH = "sisbajud-proof-keeps-decision"
 
 
 async def await_human(run: OrderRun, order: Order) -> SettleInput | None:
@@ -118,11 +121,12 @@ async def monitor(run: OrderRun, order: Order, plan: Plan, outcome: WriteOutcome
         if run.newer_pending(order):
             run.open_decision = None
             return None
-        seen = await _reconcile(order, plan, key, sent_at)
+        seen = await _reconcile(run, order, plan, key, sent_at)
         if order.revision in run.resolutions:
             # The person's resolution was accepted during the re-read: it is the answer.
             return human_final(run, order)
-        if seen is not None and seen.found:
+        if seen is not None and seen.found and not (
+                seen.for_decision and workflow.patched(PROOF_KEEPS_DECISION_PATCH)):
             run.open_decision = None
             return seen
         now = workflow.now()
@@ -152,7 +156,7 @@ async def monitor(run: OrderRun, order: Order, plan: Plan, outcome: WriteOutcome
                 detail=f"write {key} without proof: {why}"))
 
 
-async def _reconcile(order: Order, plan: Plan, key: str, since: datetime
+async def _reconcile(run: OrderRun, order: Order, plan: Plan, key: str, since: datetime
                      ) -> ReconcileResult | None:
     try:
         return await workflow.execute_activity_method(
@@ -161,7 +165,9 @@ async def _reconcile(order: Order, plan: Plan, key: str, since: datetime
                                 block_alias=plan.block_alias
                                 or block_account_alias(order.order_id),
                                 since=since),
-            start_to_close_timeout=RECONCILE_TIMEOUT, retry_policy=RECONCILE_RETRY)
+            start_to_close_timeout=RECONCILE_TIMEOUT,
+            heartbeat_timeout=run.beat_timeout(),
+            retry_policy=RECONCILE_RETRY)
     except ActivityError as exc:
         workflow.logger.warning("Re-reading %s failed: %s", key, exc.cause)
         return None

@@ -59,11 +59,11 @@ WRITE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1),
 REPLANS = 3
 
 
-async def _plan(method, order: Order) -> Plan | None:
+async def _plan(run: OrderRun, method, order: Order) -> Plan | None:
     try:
         return await workflow.execute_activity_method(
             method, PlanInput(order=order), start_to_close_timeout=PLAN_TIMEOUT,
-            retry_policy=PLAN_RETRY)
+            heartbeat_timeout=run.beat_timeout(), retry_policy=PLAN_RETRY)
     except ActivityError as exc:
         workflow.logger.warning("Planning %s failed: %s", order.order_id, exc.cause)
         return None
@@ -78,12 +78,12 @@ async def block(run: OrderRun, order: Order, resume: Wait | None = None
             plan, write = resume.plan, resume
             resume = None
         else:
-            plan, write = await _plan(PlanActivities.plan_block, order), None
+            plan, write = await _plan(run, PlanActivities.plan_block, order), None
             if plan is None:
                 return _read_failed(order)
             if plan.kind == PlanKind.RESOLVE:
                 return _resolved(order, plan, Decimal(0))
-            if not await _ensure_block_account(order, plan):
+            if not await _ensure_block_account(run, order, plan):
                 return _parked(order, AlarmCode.LEDGER_WRITE_REJECTED,
                                f"block account {plan.block_alias} could not be found or "
                                "made")
@@ -112,7 +112,7 @@ async def unblock(run: OrderRun, order: Order, resume: Wait | None = None
             plan = resume.plan
             resume = None
         else:
-            plan = await _plan(PlanActivities.plan_release, order)
+            plan = await _plan(run, PlanActivities.plan_release, order)
         while write is None and plan is not None and plan.kind == PlanKind.WAIT_PARENT:
             left = (waits_until - workflow.now()).total_seconds()
             if left <= 0:
@@ -127,7 +127,7 @@ async def unblock(run: OrderRun, order: Order, resume: Wait | None = None
             await roll(run, Wait(kind=WaitKind.PARENT, order=order, plan=plan,
                                  attempt=attempt, waits_until=waits_until))
             await workflow.sleep(min(run.options.parent_poll_seconds, left))
-            plan = await _plan(PlanActivities.plan_release, order)
+            plan = await _plan(run, PlanActivities.plan_release, order)
         if plan is None:
             return _read_failed(order)
         if plan.kind == PlanKind.HUMAN:
@@ -166,7 +166,7 @@ async def conclude(run: OrderRun, order: Order, plan: Plan, kind: WriteKind,
 
 async def info(run: OrderRun, order: Order) -> SettleInput:
     """An information request: read, then answer (or ask a person)."""
-    plan = await _plan(PlanActivities.plan_info, order)
+    plan = await _plan(run, PlanActivities.plan_info, order)
     if plan is None:
         return _read_failed(order)
     if plan.kind == PlanKind.HUMAN:
@@ -174,13 +174,14 @@ async def info(run: OrderRun, order: Order) -> SettleInput:
     return _resolved(order, plan, None)
 
 
-async def _ensure_block_account(order: Order, plan: Plan) -> bool:
+async def _ensure_block_account(run: OrderRun, order: Order, plan: Plan) -> bool:
     try:
         await workflow.execute_activity_method(
             WriteActivities.ensure_block_account,
             EnsureBlockAccountInput(institution_id=order.institution_id,
                                     alias=plan.block_alias or ""),
-            start_to_close_timeout=ACCOUNT_TIMEOUT, retry_policy=ACCOUNT_RETRY)
+            start_to_close_timeout=ACCOUNT_TIMEOUT, heartbeat_timeout=run.beat_timeout(),
+            retry_policy=ACCOUNT_RETRY)
     except ActivityError as exc:
         workflow.logger.warning("Block account for %s failed: %s", order.order_id, exc.cause)
         return False

@@ -117,7 +117,8 @@ class SisbajudOrderWorkflow:
         run = self._run
         fetched = await workflow.execute_activity_method(
             OrderActivities.fetch_order, FetchOrderInput(order_id=run.order_id),
-            start_to_close_timeout=FETCH_TIMEOUT, retry_policy=self._fetch_retry())
+            start_to_close_timeout=FETCH_TIMEOUT, retry_policy=self._fetch_retry(),
+            heartbeat_timeout=run.beat_timeout())
         if fetched.status == FetchStatus.WITHDRAWN:
             await settle(run, bare(run, notice.revision, OrderState.WITHDRAWN,
                                    f"the Mensageria answered {fetched.http_status}"))

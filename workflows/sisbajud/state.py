@@ -65,6 +65,10 @@ class OrderRun:
         """A notice of a newer revision than `order`'s waits."""
         return any(n.revision > order.revision for n in self.pending)
 
+    def beat_timeout(self) -> timedelta:
+        """How soon a worker lost mid-activity is noticed (the activity beats a third of it)."""
+        return timedelta(seconds=self.options.activity_heartbeat_timeout_seconds)
+
     def decide_at(self, order: Order) -> datetime | None:
         """When an order still without an answer goes to a person: deadline minus margin."""
         if order.deadline is None:

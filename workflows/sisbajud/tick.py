@@ -19,6 +19,8 @@ with workflow.unsafe.imports_passed_through():
     from shared.contracts.sisbajud_names import TICK_WORKFLOW, stage_task_queue
 
 STAGE_TIMEOUT = timedelta(minutes=2)
+# The stages beat: a worker lost mid-stage is seen in seconds, not at the 2-minute timeout.
+STAGE_HEARTBEAT = timedelta(seconds=10)
 # Runs recorded before the stages had their own queue keep scheduling them on the tick's.
 STAGE_QUEUE_PATCH = "sisbajud-tick-stage-queue"
 # A stage that keeps failing is left for the next cycle, which comes soon anyway.
@@ -49,7 +51,7 @@ class SisbajudTickWorkflow:
         try:
             return await workflow.execute_activity_method(
                 method, request, task_queue=queue, start_to_close_timeout=STAGE_TIMEOUT,
-                retry_policy=STAGE_RETRY)
+                heartbeat_timeout=STAGE_HEARTBEAT, retry_policy=STAGE_RETRY)
         except ActivityError as exc:
             workflow.logger.warning("Tick stage %s failed: %s", name.value, exc.cause)
             return StageResult(stage=name, ok=False, detail=str(exc.cause))

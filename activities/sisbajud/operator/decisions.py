@@ -41,7 +41,9 @@ def _decision(row: SisbajudHumanDecision) -> dict[str, Any]:
             "resolvedBy": row.resolved_by, "resolutionReason": row.resolution_reason,
             "resolution": row.resolution, "proposedBy": row.proposed_by,
             "proposedAt": row.proposed_at.isoformat() if row.proposed_at else None,
-            "proposalReason": row.proposal_reason, "proposal": row.proposal}
+            "proposalReason": row.proposal_reason, "proposal": row.proposal,
+            "proofFoundAt": row.proof_found_at.isoformat() if row.proof_found_at else None,
+            "ledgerProof": row.ledger_proof}
 
 
 async def list_decisions(sessions: Sessions, open: bool | None, limit: int) -> dict[str, Any]:
@@ -85,6 +87,18 @@ async def _propose(sessions: Sessions, row: SisbajudHumanDecision, body: Resolut
             "revision": row.revision, "proposedBy": actor}
 
 
+def _known_effect(row: SisbajudHumanDecision, body: ResolutionIn) -> None:
+    """Held money that moved becomes the write's known effect, which a later release
+    returns: it needs the amount and the ledger transaction that moved it."""
+    if (row.disposition == HumanDisposition.HELD_MONEY_MOVED
+            and body.effect in (Effect.FULL, Effect.PARTIAL)
+            and (body.executedAmount is None or not body.executedAmount
+                 or not body.transactionId)):
+        raise EsteiraError(ErrorCode.REQUEST_INVALID,
+                           f"Decision {row.id} holds money: a {body.effect.value} resolution "
+                           "needs executedAmount (> 0) and the ledger's transactionId.")
+
+
 def _named(actor: str) -> None:
     """Two people means two named ones: the shared API key could be either of them."""
     if not actor.startswith(NAMED_PREFIX):
@@ -125,6 +139,7 @@ async def resolve_decision(sessions: Sessions, temporal: TemporalProvider, decis
                              f"by {row.resolved_by}.")
     if row.proposed_by is not None or moves_money(row, body):
         _named(actor)
+    _known_effect(row, body)
     if row.proposed_by is None and moves_money(row, body):
         return await _propose(sessions, row, body, actor)
     if row.proposed_by is not None:

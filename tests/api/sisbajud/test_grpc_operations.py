@@ -74,6 +74,10 @@ async def test_requeue_acknowledge_and_two_people_over_grpc(api, settings):
             resolve = sisbajud_pb2.ResolveDecisionRequest(
                 decision_id=decision.id, reason=why, effect="FULL", reason_code="BLOCKED_TOTAL",
                 executed_amount="30")
+            # Held money resolved as moved names the ledger transaction that moved it.
+            assert await refused(stub.ResolveDecision(resolve, metadata=_as("ana"))) == (
+                grpc.StatusCode.INVALID_ARGUMENT, "request.invalid")
+            resolve.transaction_id = "0190b000-0000-7000-8000-00000000beef"
             proposed = await stub.ResolveDecision(resolve, metadata=_as("ana"))
             assert (proposed.status, proposed.actor) == ("proposed", "operator:ana")
             assert await refused(stub.ResolveDecision(resolve, metadata=_as("ana"))) == (

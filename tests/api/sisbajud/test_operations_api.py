@@ -167,7 +167,8 @@ async def test_alarms_and_orphans_are_acknowledged_once_with_actor_and_reason(ap
 
 
 HELD = {"reason": "the bank statement shows the block", "effect": "FULL",
-        "reasonCode": "BLOCKED_TOTAL", "executedAmount": "30"}
+        "reasonCode": "BLOCKED_TOTAL", "executedAmount": "30",
+        "transactionId": "0190b000-0000-7000-8000-00000000beef"}
 
 
 async def test_held_money_needs_a_second_person_who_confirms_the_same_resolution(api,
@@ -180,6 +181,11 @@ async def test_held_money_needs_a_second_person_who_confirms_the_same_resolution
     url = f"/api/sisbajud/human-decisions/{decision.id}/resolution"
     _refused(await api.post(url, json={**HELD, "actor": "someone.else"}, headers=_as("ana")),
              422, "sisbajud.actor-not-credential")
+    # Held money that moved becomes the write's effect: it needs the amount and transaction.
+    for missing in ("transactionId", "executedAmount"):
+        partial = {k: v for k, v in HELD.items() if k != missing}
+        _refused(await api.post(url, json=partial, headers=_as("ana")), 422,
+                 "request.invalid")
     proposed = await api.post(url, json=HELD, headers=_as("ana"))
     assert proposed.status_code == 202, proposed.text
     assert (proposed.json()["status"], proposed.json()["proposedBy"]) == ("proposed",
@@ -197,6 +203,7 @@ async def test_held_money_needs_a_second_person_who_confirms_the_same_resolution
                             headers=AUTH)).json()["items"]
     (item,) = [d for d in listed if d["id"] == decision.id]
     assert (item["proposedBy"], item["proposalReason"]) == ("operator:ana", HELD["reason"])
+    assert (item["ledgerProof"], item["proofFoundAt"]) == (None, None)
     (event,) = await _events(api, "HumanDecisionProposed")
     assert (event.actor, event.properties["decision_id"]) == ("operator:ana", decision.id)
 

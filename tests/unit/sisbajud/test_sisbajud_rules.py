@@ -30,6 +30,9 @@ def _acc(alias: str, funds: str, salary: bool = False, branch: str = "0001") -> 
     ({"available": "10", "overdraftUsed": "5"}, "0"),  # any overdraft use: nothing of its own
     ({"available": "-3"}, "0"),
     (None, "0"),
+    # Whole cents, rounded down: a leg leaves as "10.00", never more than is there.
+    ({"available": "10.009"}, "10.00"),
+    ({"available": "0.004"}, "0"),
 ])
 def test_own_funds_count_an_overdrawn_account_as_zero(balance, expected):
     assert own_funds(balance) == D(expected)

@@ -23,6 +23,7 @@ def test_an_order_maps_to_the_contract():
 
 @pytest.mark.parametrize("change", [
     {"orderId": "not-a-uuid"}, {"operation": "PENHORA"}, {"amount": "-1"}, {"amount": "abc"},
+    {"amount": "10.005"},
     {"subject": {}}, {"institutionId": None, "revision": "x"}, {"parentOrderId": "nope"},
 ])
 def test_an_unexecutable_order_is_refused(change):

@@ -40,8 +40,8 @@ def test_an_overdraft_companion_operation_is_noticed():
     assert _classify(_response(201, body)).overdraft_touched
 
 
-@pytest.mark.parametrize(("status", "code"), [(500, "0095"), (503, "0178"), (504, None),
-                                              (409, "0084")])
+@pytest.mark.parametrize(("status", "code"), [(500, "0095"), (503, "0095"), (503, None),
+                                              (504, None), (409, "0084")])
 def test_answers_without_proof_are_indeterminate(status, code):
     outcome = _classify(_response(status, {"code": code} if code else {}))
     assert outcome.kind == WriteOutcomeKind.INDETERMINATE
@@ -57,8 +57,10 @@ def test_refusals_before_any_effect_are_rejected(code, replan):
 
 @pytest.mark.parametrize(("status", "code"), [
     *((422, c) for c in ("0113", "0114", "0116", "0117", "0118", "0119", "0152", "0157")),
-    (404, "0105")])
-def test_route_refusals_defer_the_write(status, code):
+    (404, "0105"),
+    # Midaz's fail-closed reservation: rejected before any balance moves, the key released.
+    (503, "0178")])
+def test_refusals_that_moved_nothing_defer_the_write(status, code):
     outcome = _classify(_response(status, {"code": code, "title": "x"}))
     assert (outcome.kind, outcome.code) == (WriteOutcomeKind.DEFERRED, code)
 

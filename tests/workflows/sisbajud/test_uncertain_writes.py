@@ -19,7 +19,12 @@ from shared.contracts.sisbajud import (
     block_account_alias,
 )
 from shared.db.models import OperationalEvent
-from shared.db.sisbajud_models import SisbajudHumanDecision, SisbajudOutbox, SisbajudWrite
+from shared.db.sisbajud_models import (
+    SisbajudAlarm,
+    SisbajudHumanDecision,
+    SisbajudOutbox,
+    SisbajudWrite,
+)
 from tests.support.sisbajud import World, new_order_id, serve, stored
 from tests.support.sisbajud_states import finals, numbered, states
 
@@ -197,3 +202,30 @@ async def test_a_person_resolves_an_unconfigured_institution_once(make_world, te
         await world.tick(client)
     (result,) = finals(await world.results(order_id))
     assert (result["body"]["effect"], result["body"]["executedAmount"]) == ("FULL", "100.00")
+
+
+async def test_503_0178_moved_nothing_so_it_is_deferred_not_indeterminate(make_world,
+                                                                         temporal_env):
+    # Midaz's fail-closed usage-limit reservation: rejected before any balance moves, the
+    # key released (LerianStudio/midaz, ErrTransactionReservationUnavailable).
+    world = await make_world(heartbeat_every_seconds=0.3, human_decision_after_beats=1)
+    client, order_id = temporal_env.client, new_order_id()
+    await world.account("@reserve", "100")
+    await world.order(order_id, amount="25")
+    await _fault(world, kind="reject", status=503, code="0178")
+    async with world.worker(client):
+        run = await asyncio.wait_for(world.execute(client, order_id), 30)
+        await world.tick(client)
+    assert run.last_state == OrderState.RESOLVED
+    (write,) = await stored(world, SisbajudWrite, order_id=order_id)
+    assert (write.state, write.attempts) == ("APPLIED", 2)
+    (tx,) = await world.transactions()
+    assert tx["metadata"]["code"] == f"{order_id}:1"
+    assert await world.balance(block_account_alias(order_id)) == 25
+    alarms = [a.code for a in await stored(world, SisbajudAlarm, order_id=order_id)]
+    assert alarms == ["ledger.write-deferred"]
+    assert await stored(world, SisbajudHumanDecision, order_id=order_id) == []
+    received = await world.results(order_id)
+    assert "MONITORING" not in {state for _, state in states(received)}
+    (final,) = finals(received)
+    assert (final["body"]["effect"], final["body"]["reasonCode"]) == ("FULL", "BLOCKED_TOTAL")
