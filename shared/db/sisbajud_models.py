@@ -38,6 +38,8 @@ class SisbajudNotice(SQLModel, table=True):
     state: str = Field(max_length=16)  # ACCEPTED | INGESTED | DUPLICATE | PARKED
     reason: str | None = None
     body: str | None = None  # kept only for parked deliveries (truncated)
+    # SHA-256 of the signed body: the same webhook-id with another body is an alarm.
+    body_sha256: str | None = Field(default=None, max_length=64)
     skew_s: int | None = None
     skewed: bool = False
     secret_index: int | None = None

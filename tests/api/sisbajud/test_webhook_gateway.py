@@ -181,3 +181,60 @@ async def test_an_overlong_webhook_id_is_still_recorded_once(gateway, sessions):
     assert (await _post(gateway, msg_id=msg_id)).json()["status"] == "duplicate"
     (notice,), _ = await _stored(sessions)
     assert notice.webhook_id.startswith("sha256:")
+
+
+async def test_a_signed_timestamp_that_is_no_unix_time_is_401_and_nothing_is_written(
+        gateway, sessions):
+    for index, timestamp in enumerate((10**39, 253_402_300_800)):  # 40 digits; past 9999
+        response = await _post(gateway, timestamp=timestamp, msg_id=f"msg_far_{index}")
+        assert response.status_code == 401, timestamp
+        assert response.json()["code"] == "signature.malformed-timestamp"
+    assert await _stored(sessions) == ([], [])
+
+
+async def test_the_last_unix_second_a_date_holds_is_accepted_as_skewed(gateway, sessions):
+    response = await _post(gateway, timestamp=253_402_300_799, msg_id="msg_9999")
+    assert response.status_code == 200 and response.json()["status"] == "accepted"
+    (notice,), _ = await _stored(sessions)
+    assert notice.skewed and notice.skew_s == -(2**31 - 1)  # kept at the column's bound
+
+
+def _nested(depth: int) -> bytes:
+    return (b'{"type":"sisbajud.execution.notice","data":{"orderId":"' + ORDER.encode()
+            + b'","revision":1},"x":' + b"[" * depth + b"]" * depth + b"}")
+
+
+@pytest.mark.parametrize(("body", "reason"), [
+    (b'{"type":"sisbajud.execution.notice","data":{"orderId":"' + ORDER.encode()
+     + b'","revision":' + str(10**30).encode() + b"}}", "not an execution notice (data.revision)"),
+    (b'{"type":"sisbajud.execution.notice","data":{"orderId":"' + ORDER.encode()
+     + b'","revision":' + str(2**31).encode() + b"}}", "not an execution notice (data.revision)"),
+    (_nested(100_000), "body is not JSON this executor reads: nested too deep"),
+], ids=["revision-1e30", "revision-2^31", "nested-100000"])
+async def test_a_signed_body_the_store_cannot_hold_is_200_parked_with_an_alarm(
+        gateway, sessions, body, reason):
+    response = await _post(gateway, body=body, msg_id="msg_odd")
+    assert response.status_code == 200 and response.json() == {"status": "parked",
+                                                                "webhookId": "msg_odd"}
+    (notice,), (alarm,) = await _stored(sessions)
+    assert (notice.state, notice.reason, notice.order_id, notice.revision) == (
+        "PARKED", reason, None, None)
+    assert (alarm.code, alarm.webhook_id, alarm.details["reason"]) == (
+        "notice.unusable", "msg_odd", reason)
+
+
+async def test_a_reused_webhook_id_with_another_signed_body_raises_an_alarm(gateway, sessions):
+    body = encode(build_notice(ORDER, 1))
+    first = await _post(gateway, msg_id="msg_reused", body=body)
+    again = await _post(gateway, msg_id="msg_reused", body=body)  # the Hub's retry: same bytes
+    other = await _post(gateway, msg_id="msg_reused", revision=2)
+    assert first.json()["status"] == "accepted" and again.json()["status"] == "duplicate"
+    assert other.status_code == 200 and other.json()["status"] == "duplicate"
+    (notice,), (alarm,) = await _stored(sessions)
+    assert (notice.revision, notice.state) == (1, "ACCEPTED")  # the first body stands
+    assert (alarm.code, alarm.webhook_id, alarm.order_id) == ("notice.id-reused",
+                                                              "msg_reused", ORDER)
+    assert alarm.details["revision"] == 2
+    assert alarm.details["recorded_sha256"] == notice.body_sha256 != alarm.details[
+        "received_sha256"]
+
