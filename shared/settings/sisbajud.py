@@ -69,11 +69,9 @@ class SisbajudSettings(BaseModel):
     continue_as_new_after_events: int = Field(default=5_000, ge=10, le=40_000)
     response_deadline_margin_seconds: float = Field(default=3600.0, ge=0)
     orphan_reconcile_window_seconds: float = Field(default=48 * 3600.0, gt=0)
-    # Each tick reads the block accounts written since its last cursor (and this much before
-    # it: writes committed while that tick ran) plus the next this-many of all block accounts,
-    # a sweep that reads each one over the window once every N / per_tick ticks.
+    # Each tick reads each ledger's transactions created since its previous read, and this
+    # much before it (transactions committed while that read ran, or shown late by Midaz).
     orphan_scan_overlap_seconds: float = Field(default=60.0, ge=0)
-    orphan_sweep_accounts_per_tick: int = Field(default=50, ge=1)
     hub_webhook_max_skew_seconds: int = Field(default=300, ge=0)
     # Standard Webhooks secrets (`whsec_…`), several during a rotation; `esteira dev`
     # generates one into data/hub-webhook-secret when none is set.
