@@ -214,6 +214,10 @@ class MidazClient:
         return await self._cursor_pages(f"{self.ledger_path}/transactions",
                                         {"start_date": start, "end_date": end})
 
+    async def accounting_route(self, kind: str, route_id: str) -> httpx.Response:
+        """`GET …/transaction-routes/{id}` (kind `transaction`) or `…/operation-routes/{id}`."""
+        return await self._get(f"{self.ledger_path}/{kind}-routes/{route_id}")
+
     async def operations(self, account_id: str, start: str, end: str) -> list[dict[str, Any]]:
         """`GET …/accounts/{id}/operations` between explicit dates, every page."""
         return await self._cursor_pages(f"{self.ledger_path}/accounts/{account_id}/operations",

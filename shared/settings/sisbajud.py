@@ -80,6 +80,11 @@ class SisbajudSettings(BaseModel):
     # token each institution's Midaz issued us, not this string.
     m2m_subject: str = Field(default=DEV_M2M_SUBJECT, min_length=1)
     systemplane_enabled: bool = False
+    # Lerian Systemplane: the tenant's PostgreSQL database holding `systemplane_entries` and
+    # the namespace of the routing documents there. No DSN: the documents the admin API keeps
+    # in this executor's store (development).
+    systemplane_dsn: SecretStr | None = None
+    systemplane_namespace: str = Field(default="sisbajud", min_length=1, max_length=200)
     # None: the Mensageria simulator of `esteira dev` (http://<host>:<ports.mensageria>).
     mensageria_url: str | None = None
     # OAuth 2.0 client credentials for the Mensageria (token endpoint: `{url}/oauth/token`).

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 from pydantic import ValidationError
 
 from activities.sisbajud.operator.trail import Sessions
-from activities.sisbajud.routing import (
-    DOCUMENT_KEYS,
-    load_documents,
-    preflight,
-    validate_document,
-)
+from activities.sisbajud.route_check import check_routes
+from activities.sisbajud.routing import DOCUMENT_KEYS, Preflight, preflight, validate_document
+from activities.sisbajud.systemplane import SystemplaneUnavailable, current_documents
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudRoutingDocument
 from shared.errors import ErrorCode, EsteiraError
@@ -30,11 +28,25 @@ def _document(row: SisbajudRoutingDocument) -> dict[str, Any]:
             "updatedBy": row.updated_by, "updatedAt": row.updated_at.isoformat()}
 
 
-async def routing_preflight(sessions: Sessions, settings: Settings) -> dict[str, Any]:
-    """Check the documents against the configured institutions before routes are switched on."""
-    async with sessions() as session:
-        documents = await load_documents(session)
-    return preflight(settings, documents).to_json()
+async def routing_preflight(sessions: Sessions, settings: Settings,
+                            http: httpx.AsyncClient | None = None) -> dict[str, Any]:
+    """Check the documents against the configured institutions, and each route id they name
+    against the institution's Midaz, before routes are switched on."""
+    try:
+        documents = await current_documents(settings, sessions)
+    except SystemplaneUnavailable as exc:
+        report = Preflight(settings.sisbajud.systemplane_enabled)
+        report.problems.append({"code": "routing.systemplane-unavailable", "detail": str(exc)})
+        return report.to_json()
+    report = preflight(settings, documents)
+    if report.problems:  # only documents that parse name routes to ask about
+        return report.to_json()
+    if http is not None:
+        await check_routes(settings, documents, http, report)
+    else:
+        async with httpx.AsyncClient(timeout=settings.sisbajud.http_timeout_seconds) as own:
+            await check_routes(settings, documents, own, report)
+    return report.to_json()
 
 
 async def get_routing_document(sessions: Sessions, key: str) -> dict[str, Any]:

@@ -84,6 +84,7 @@ async def test_a_transaction_id_our_write_recorded_is_never_read_back(world):
         {"@payer-e": "1"}, {alias: "1"}))).json()["id"]
     assert (await checker.scan()).new_orphans == 1
     assert reads == []  # the feed showed it without a code
+    assert [o.transaction_id for o in await stored(world, SisbajudOrphan)] == [foreign]
 
 
 async def test_block_accounts_are_read_concurrently(world):
