@@ -176,3 +176,43 @@ async def current_documents(settings: Settings,
             return await load_documents(session)
     return await documents_for(sis.systemplane_dsn.get_secret_value(),
                                sis.systemplane_namespace).documents()
+
+
+async def read_entry(dsn: str, namespace: str, key: str) -> dict[str, Any] | None:
+    """One entry with its provenance (`revision`, `updatedBy`, `updatedAt`), None if absent."""
+    connection = await _connect(dsn)
+    try:
+        row = await connection.fetchrow(
+            f'SELECT value, revision, updated_by, updated_at FROM {TABLE} '
+            'WHERE namespace = $1 AND "key" = $2', namespace, key)
+    finally:
+        await connection.close()
+    if row is None:
+        return None
+    return {"key": key, "document": json.loads(row["value"]), "version": row["revision"],
+            "updatedBy": row["updated_by"], "updatedAt": row["updated_at"].isoformat()}
+
+
+async def write_entry(dsn: str, namespace: str, key: str, value: Any,
+                      actor: str) -> dict[str, Any]:
+    """Upsert one entry as lib-systemplane's `Set` does (DML only; its triggers assign the
+    revision and announce the change on `systemplane_changes`)."""
+    connection = await _connect(dsn)
+    try:
+        await connection.execute(
+            f'INSERT INTO {TABLE} (namespace, "key", value, updated_by) '
+            "VALUES ($1, $2, $3::jsonb, $4) ON CONFLICT (namespace, \"key\") DO UPDATE "
+            "SET value = EXCLUDED.value, updated_by = EXCLUDED.updated_by, updated_at = now()",
+            namespace, key, json.dumps(value), actor[:200])
+    finally:
+        await connection.close()
+    entry = await read_entry(dsn, namespace, key)
+    assert entry is not None
+    return entry
+
+
+async def _connect(dsn: str) -> asyncpg.Connection:
+    try:
+        return await asyncpg.connect(asyncpg_dsn(dsn), timeout=CONNECT_TIMEOUT_SECONDS)
+    except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
+        raise SystemplaneUnavailable(f"Systemplane is unreachable: {exc}") from exc

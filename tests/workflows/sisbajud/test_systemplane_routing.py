@@ -9,8 +9,13 @@ from collections.abc import Callable
 
 import pytest
 import pytest_asyncio
+from pydantic import SecretStr
 
-from activities.sisbajud.operator.routing_documents import routing_preflight
+from activities.sisbajud.operator.routing_documents import (
+    get_routing_document,
+    put_routing_document,
+    routing_preflight,
+)
 from activities.sisbajud.routing import LEDGER_BINDINGS, ORGANIZATIONS
 from activities.sisbajud.store import record_notice
 from activities.sisbajud.systemplane import (
@@ -19,7 +24,7 @@ from activities.sisbajud.systemplane import (
     documents_for,
 )
 from shared.contracts.sisbajud import OrderState
-from shared.db.sisbajud_models import SisbajudWrite
+from shared.db.sisbajud_models import SisbajudRoutingDocument, SisbajudWrite
 from tests.support.sisbajud import LEDGER, ORG, new_order_id, stored
 from tests.support.systemplane import delete, put, tenant_database
 
@@ -143,3 +148,23 @@ async def test_the_preflight_asks_midaz_for_each_route_id(make_world, systemplan
     assert {p["code"] for p in mixed["problems"]} == {"routing.route-not-in-transaction-route"}
     fine = await report(good, good)
     assert (fine["ready"], fine["problems"]) == (True, [])
+
+
+@ON_SQLITE
+async def test_the_admin_api_writes_the_document_into_systemplane(world, systemplane):
+    sis = world.settings.sisbajud.model_copy(update={"systemplane_dsn": SecretStr(systemplane)})
+    settings = world.settings.model_copy(update={"sisbajud": sis})
+    document = {"organizations": [{"organizationId": ORG, "enabled": True}]}
+    first = await put_routing_document(world.sessions, ORGANIZATIONS, document, "alice",
+                                       settings)
+    second = await put_routing_document(world.sessions, ORGANIZATIONS, document, "bob",
+                                        settings)
+    assert (first["updatedBy"], second["updatedBy"]) == ("alice", "bob")
+    assert second["version"] == first["version"]  # the same value keeps its revision
+    assert await get_routing_document(world.sessions, ORGANIZATIONS, settings) == second
+    assert await stored(world, SisbajudRoutingDocument) == []  # nothing kept locally
+    reader = SystemplaneDocuments(systemplane, NAMESPACE)
+    try:
+        assert await reader.documents() == {ORGANIZATIONS: document}
+    finally:
+        await reader.close()
