@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -19,6 +20,7 @@ from shared.db.sisbajud_models import SisbajudAlarm, SisbajudNotice
 from tests.api.sisbajud.conftest import MAX_SKEW_S, OLD_SECRET, SECRET, gateway_client
 
 ORDER = "0190a1b2-c3d4-7e5f-8071-8293a4b5c6d7"
+EVENT_AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)
@@ -28,8 +30,11 @@ def _order_on_the_mensageria(mensageria):
 
 
 async def _post(gateway: httpx.AsyncClient, secret=SECRET, **options) -> httpx.Response:
-    notice = prepare_notice(secret, options.pop("order_id", ORDER), options.pop("revision", 1),
-                            **options)
+    order_id, revision = options.pop("order_id", ORDER), options.pop("revision", 1)
+    if "body" not in options:  # the Hub resends the same body: the event's time, not the attempt's
+        options["body"] = encode(build_notice(order_id, revision, occurred_at=EVENT_AT,
+                                              extra=options.pop("extra", None)))
+    notice = prepare_notice(secret, order_id, revision, **options)
     return await gateway.post(WEBHOOK_PATH, content=notice.body, headers=notice.headers)
 
 
