@@ -55,7 +55,9 @@ async def record_notice(session: AsyncSession, *, webhook_id: str, order_id: str
         "received_at": utcnow(), "body_sha256": body_sha256,
     }
     if parked_reason:
-        values["body"] = body[:PARKED_BODY_LIMIT].decode(errors="replace")
+        # PostgreSQL text holds no NUL: shown as U+FFFD, like any other undecodable byte.
+        values["body"] = body[:PARKED_BODY_LIMIT].decode(errors="replace").replace(
+            "\x00", "\ufffd")
     inserted = await insert_ignore(session, SisbajudNotice, values, ["webhook_id"])
     if inserted and parked_reason:
         await raise_alarm(session, AlarmCode.NOTICE_UNUSABLE.value,

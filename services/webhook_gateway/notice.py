@@ -42,6 +42,8 @@ def parse_notice(body: bytes) -> ParsedNotice:
         payload = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return ParsedNotice(unusable=f"body is not JSON: {exc}")
+    except ValueError as exc:  # an integer literal past Python's 4300-digit conversion limit
+        return ParsedNotice(unusable=f"body is not JSON this executor reads: {exc}"[:300])
     except RecursionError:
         return ParsedNotice(unusable="body is not JSON this executor reads: nested too deep")
     try:

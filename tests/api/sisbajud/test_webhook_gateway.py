@@ -215,7 +215,12 @@ def _nested(depth: int) -> bytes:
     (b'{"type":"sisbajud.execution.notice","data":{"orderId":"' + ORDER.encode()
      + b'","revision":' + str(2**31).encode() + b"}}", "not an execution notice (data.revision)"),
     (_nested(100_000), "body is not JSON this executor reads: nested too deep"),
-], ids=["revision-1e30", "revision-2^31", "nested-100000"])
+    (b'{"type":"sisbajud.execution.notice","data":{"orderId":"' + ORDER.encode()
+     + b'","revision":' + b"9" * 5000 + b"}}",
+     "body is not JSON this executor reads: Exceeds the limit (4300 digits) for integer "
+     "string conversion: value has 5000 digits; use sys.set_int_max_str_digits() to increase "
+     "the limit"),
+], ids=["revision-1e30", "revision-2^31", "nested-100000", "revision-5000-digits"])
 async def test_a_signed_body_the_store_cannot_hold_is_200_parked_with_an_alarm(
         gateway, sessions, body, reason):
     response = await _post(gateway, body=body, msg_id="msg_odd")
@@ -243,3 +248,11 @@ async def test_a_reused_webhook_id_with_another_signed_body_raises_an_alarm(gate
     assert alarm.details["recorded_sha256"] == notice.body_sha256 != alarm.details[
         "received_sha256"]
 
+
+
+async def test_a_signed_body_with_nul_bytes_is_parked_on_either_store(gateway, sessions):
+    response = await _post(gateway, body=b"\x00\xff not a notice \x00", msg_id="msg_nul")
+    assert response.status_code == 200 and response.json()["status"] == "parked"
+    (notice,), (alarm,) = await _stored(sessions)
+    assert notice.state == "PARKED" and "\x00" not in (notice.body or "")
+    assert alarm.code == "notice.unusable"
