@@ -32,6 +32,10 @@ TABLE = "systemplane_entries"
 # A lost feed is reopened after this long (the reads in between go to the table).
 RECONNECT_SECONDS = 1.0
 CONNECT_TIMEOUT_SECONDS = 5.0
+# While the feed is up both keys are read again this often: a connection that died without a
+# word (no TCP reset) would otherwise leave the cache unconfirmed for good.
+RECONCILE_SECONDS = 30.0
+QUERY_TIMEOUT_SECONDS = 5.0
 log = logging.getLogger("esteira.sisbajud")
 
 
@@ -95,7 +99,7 @@ class SystemplaneDocuments:
                     keys: tuple[str, ...] = DOCUMENT_KEYS) -> dict[str, Any]:
         rows = await connection.fetch(
             f'SELECT "key", value FROM {TABLE} WHERE namespace = $1 AND "key" = ANY($2)',
-            self._namespace, list(keys))
+            self._namespace, list(keys), timeout=QUERY_TIMEOUT_SECONDS)
         return {row["key"]: json.loads(row["value"]) for row in rows}
 
     async def _follow(self) -> None:
@@ -110,7 +114,12 @@ class SystemplaneDocuments:
                 async with self._query:
                     self._cache = await self._read(connection)
                 self._live = True
-                await lost.wait()
+                while not lost.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(lost.wait(), RECONCILE_SECONDS)
+                        break
+                    async with self._query:  # fails (and reconnects) on a dead connection
+                        self._cache = await self._read(connection)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # any failure: reads go to the table until it is back

@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+import asyncpg
 import pytest
 import pytest_asyncio
 from pydantic import SecretStr
 
+from activities.sisbajud import systemplane as systemplane_module
 from activities.sisbajud.operator.routing_documents import (
     get_routing_document,
     put_routing_document,
@@ -21,6 +23,7 @@ from activities.sisbajud.store import record_notice
 from activities.sisbajud.systemplane import (
     SystemplaneDocuments,
     SystemplaneUnavailable,
+    asyncpg_dsn,
     documents_for,
 )
 from shared.contracts.sisbajud import OrderState
@@ -166,5 +169,28 @@ async def test_the_admin_api_writes_the_document_into_systemplane(world, systemp
     reader = SystemplaneDocuments(systemplane, NAMESPACE)
     try:
         assert await reader.documents() == {ORGANIZATIONS: document}
+    finally:
+        await reader.close()
+
+
+async def test_a_change_made_while_the_feed_was_down_is_read_on_reconnect(systemplane,
+                                                                           monkeypatch):
+    monkeypatch.setattr(systemplane_module, "RECONNECT_SECONDS", 2.0)  # the change lands first
+    await put(systemplane, NAMESPACE, ORGANIZATIONS, {"organizations": []})
+    reader = SystemplaneDocuments(systemplane, NAMESPACE)
+    try:
+        await reader.documents()
+        await _until(lambda: reader.live)
+        admin = await asyncpg.connect(asyncpg_dsn(systemplane))
+        try:  # the feed's connection dies under it
+            await admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        finally:
+            await admin.close()
+        await _until(lambda: not reader.live)
+        changed = {"organizations": [{"organizationId": ORG}]}
+        await put(systemplane, NAMESPACE, ORGANIZATIONS, changed)  # no feed hears this NOTIFY
+        await _until(lambda: reader.live)
+        assert reader.reloads == 0 and await reader.documents() == {ORGANIZATIONS: changed}
     finally:
         await reader.close()
