@@ -208,6 +208,16 @@ class MidazClient:
         return await self._cursor_pages(f"{self.ledger_path}/transactions", {
             "metadata.code": code, "start_date": start, "end_date": end})
 
+    async def transactions_between(self, start: str, end: str) -> list[dict[str, Any]]:
+        """`GET …/transactions` created between explicit dates, every page (the ledger's
+        feed: each item names its `source` and `destination` aliases)."""
+        return await self._cursor_pages(f"{self.ledger_path}/transactions",
+                                        {"start_date": start, "end_date": end})
+
+    async def accounting_route(self, kind: str, route_id: str) -> httpx.Response:
+        """`GET …/transaction-routes/{id}` (kind `transaction`) or `…/operation-routes/{id}`."""
+        return await self._get(f"{self.ledger_path}/{kind}-routes/{route_id}")
+
     async def operations(self, account_id: str, start: str, end: str) -> list[dict[str, Any]]:
         """`GET …/accounts/{id}/operations` between explicit dates, every page."""
         return await self._cursor_pages(f"{self.ledger_path}/accounts/{account_id}/operations",

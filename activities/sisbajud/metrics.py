@@ -26,7 +26,7 @@ ORPHAN_SCANS = Counter("esteira_sisbajud_orphan_scans_total",
                        "Orphan checks of the block accounts, by outcome (ok, failed)",
                        ["outcome"])
 ORPHAN_SCAN_ACCOUNTS = Counter("esteira_sisbajud_orphan_scan_accounts_total",
-                               "Block accounts read by the orphan check, by pass (recent, sweep)",
+                               "Block accounts read by the orphan check, by source (written, feed)",
                                ["pass"])
 ORPHANS_OPEN = Gauge("esteira_sisbajud_orphan_operations_recorded",
                      "Orphan operations on record", multiprocess_mode="livemostrecent")

@@ -1,11 +1,11 @@
-"""Which block accounts the orphan check reads, and the cursors that say from where."""
+"""Which block accounts the orphan check reads, and the row that remembers its failures."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel import col, select
+from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from shared.db.models import as_utc, utcnow
@@ -44,18 +44,6 @@ async def written_since(sessions: async_sessionmaker[AsyncSession],
         return list((await session.exec(
             select(SisbajudWrite.institution_id, SisbajudWrite.block_alias)
             .where(SisbajudWrite.updated_at >= since).distinct())).all())
-
-
-async def sweep_slice(sessions: async_sessionmaker[AsyncSession], after: str | None,
-                      size: int) -> list[Account]:
-    """The next `size` block accounts by alias after `after` (keyset: no offset scan)."""
-    statement = (select(SisbajudWrite.institution_id, SisbajudWrite.block_alias)
-                 .where(SisbajudWrite.kind == "block"))
-    if after is not None:
-        statement = statement.where(SisbajudWrite.block_alias > after)
-    async with sessions() as session:
-        return list((await session.exec(
-            statement.distinct().order_by(col(SisbajudWrite.block_alias)).limit(size))).all())
 
 
 async def every_account(sessions: async_sessionmaker[AsyncSession]) -> list[Account]:

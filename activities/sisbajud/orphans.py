@@ -19,7 +19,7 @@ from activities.sisbajud.clients import MidazClient, UpstreamError, midaz_for
 from activities.sisbajud.metrics import ORPHAN_SCAN_ACCOUNTS, ORPHAN_SCANS, ORPHANS_FOUND
 from activities.sisbajud.reconcile import midaz_day, midaz_second
 from activities.sisbajud.store import insert_ignore, raise_alarm
-from shared.contracts.sisbajud import AlarmCode
+from shared.contracts.sisbajud import BLOCK_ALIAS_PREFIX, AlarmCode
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudOrphan, SisbajudWrite
 from shared.settings import Settings
@@ -37,7 +37,10 @@ class OrphanScan:
     accounts: int = 0
     operations: int = 0
     new_orphans: int = 0
+    orphans: int = 0  # orphan operations seen, new or already on record
     failed_accounts: int = 0
+    feed_transactions: int = 0
+    failed_feeds: int = 0
 
 
 def _moment(text: str | None) -> datetime | None:
@@ -57,47 +60,86 @@ class OrphanChecker:
         self._account_ids: dict[str, str] = {}  # alias -> Midaz account id (never changes)
         # Transactions judged ours: their operations are skipped on later ticks, no re-read.
         self._ours: set[str] = set()
+        # From the ledgers' feeds: block account -> its latest transaction inside the window;
+        # transaction id -> (metadata.code, created at); ledger path -> read up to.
+        self._active: dict[orphan_cursor.Account, datetime] = {}
+        self._feed_codes: dict[str, tuple[str | None, datetime]] = {}
+        self._feed_until: dict[str, datetime] = {}
 
     async def scan(self) -> OrphanScan:
-        """One tick: the block accounts written since the cursor, plus the next sweep slice;
-        each read over the window.
+        """One tick: every block account with operations inside the window, each read over
+        the whole window.
 
-        A failing scan keeps its cursor (the next tick reads the same accounts again) and
-        raises `ledger.orphan-scan-failed` once per run of failures.
+        Those accounts are the ones this executor wrote to inside the window (its store) and
+        the ones each ledger's transaction feed showed inside it (anyone's transaction: the
+        feed is read from where the previous tick left off, the first tick from the window's
+        start). The cost follows what happened inside the window, not how many block accounts
+        exist. A failing scan raises `ledger.orphan-scan-failed` once per run of failures.
         """
         sis = self._settings.sisbajud
         now = utcnow()
         window_start = now - timedelta(seconds=sis.orphan_reconcile_window_seconds)
         cursor = await orphan_cursor.load(self._sessions)
-        since = window_start
-        if cursor.recent_until is not None:
-            since = max(window_start, cursor.recent_until
-                        - timedelta(seconds=sis.orphan_scan_overlap_seconds))
         scan = OrphanScan()
         try:
-            recent = await orphan_cursor.written_since(self._sessions, since)
-            unread = await self._read(recent, window_start, now, scan)
-            ORPHAN_SCAN_ACCOUNTS.labels("recent").inc(len(recent))
-            size = sis.orphan_sweep_accounts_per_tick
-            swept = await orphan_cursor.sweep_slice(self._sessions, cursor.sweep_after, size)
-            watched = set(recent)
-            others = [a for a in swept if a not in watched]
-            await self._read(others, window_start, now, scan)
-            ORPHAN_SCAN_ACCOUNTS.labels("sweep").inc(len(others))
+            await self._follow_feeds(window_start, now, scan)
+            written = await orphan_cursor.written_since(self._sessions, window_start)
+            shown = [key for key, at in self._active.items() if at >= window_start]
+            accounts = list(dict.fromkeys([*written, *shown]))
+            await self._read(accounts, window_start, now, scan)
+            ORPHAN_SCAN_ACCOUNTS.labels("written").inc(len(written))
+            ORPHAN_SCAN_ACCOUNTS.labels("feed").inc(len(accounts) - len(written))
         except Exception as exc:
             await self._failed(cursor.failing_since, f"{type(exc).__name__}: {exc}")
             raise
-        sweep_after = swept[-1][1] if len(swept) == size else None  # None: start over
-        if scan.failed_accounts:
-            await self._failed(cursor.failing_since,
-                               f"{scan.failed_accounts} block accounts could not be read",
-                               sweep_after=sweep_after)
+        problems = [f"{n} {what} could not be read" for n, what in (
+            (scan.failed_feeds, "ledger transaction feeds"),
+            (scan.failed_accounts, "block accounts")) if n]
+        if problems:
+            await self._failed(cursor.failing_since, "; ".join(problems))
         else:
-            # An operation whose transaction Midaz does not show yet is read again next tick.
-            await orphan_cursor.save(self._sessions, recent_until=min([now, *unread]),
-                                     sweep_after=sweep_after, failing_since=None)
+            await orphan_cursor.save(self._sessions, recent_until=now, failing_since=None)
             ORPHAN_SCANS.labels("ok").inc()
         return scan
+
+    async def _follow_feeds(self, window_start: datetime, now: datetime,
+                            scan: OrphanScan) -> None:
+        """Read each ledger's transactions created since its last read; note the block
+        accounts they touch (and their codes, so those transactions aren't fetched again)."""
+        overlap = timedelta(seconds=self._settings.sisbajud.orphan_scan_overlap_seconds)
+        ledgers: dict[str, tuple[str, MidazClient]] = {}
+        for institution in self._settings.sisbajud.institutions:
+            midaz = MidazClient.for_institution(self._http, self._settings, institution)
+            ledgers.setdefault(midaz.ledger_path, (institution.id, midaz))
+        for path, (institution_id, midaz) in ledgers.items():
+            since = self._feed_until.get(path)
+            # The overlap takes in transactions committed while the previous read ran.
+            start = window_start if since is None else max(window_start, since - overlap)
+            try:
+                items = await midaz.transactions_between(
+                    midaz_second(start), midaz_day(now + timedelta(days=1)))
+            except (UpstreamError, httpx.HTTPError) as exc:
+                scan.failed_feeds += 1  # its cursor stays: the next tick reads it again
+                log.warning("Orphan check: the transactions of %s failed: %s", path, exc)
+                continue
+            scan.feed_transactions += len(items)
+            for tx in items:
+                self._note(institution_id, tx, now)
+            self._feed_until[path] = now
+        self._active = {k: at for k, at in self._active.items() if at >= window_start}
+        self._feed_codes = {k: v for k, v in self._feed_codes.items() if v[1] >= window_start}
+
+    def _note(self, institution_id: str, tx: dict[str, Any], now: datetime) -> None:
+        aliases = {str(a) for a in [*(tx.get("source") or []), *(tx.get("destination") or [])]
+                   if str(a).startswith(BLOCK_ALIAS_PREFIX)}
+        if not aliases or not tx.get("id"):
+            return
+        at = _moment(tx.get("createdAt")) or now
+        code = (tx.get("metadata") or {}).get("code")
+        self._feed_codes[str(tx["id"])] = (str(code) if code is not None else None, at)
+        for alias in aliases:
+            key = (institution_id, alias)
+            self._active[key] = max(self._active.get(key, at), at)
 
     async def scan_everything(self) -> OrphanScan:
         """Every block account ever written, over the whole window, no cursor (the old way)."""
@@ -177,6 +219,10 @@ class OrphanChecker:
             tx_id = op.get("transactionId") or ""
             if cached and tx_id in self._ours:
                 continue  # our write's answer named it, or its code is ours: never an orphan
+            if cached and tx_id in self._feed_codes:
+                code = self._feed_codes[tx_id][0]
+                seen.append((op, code))
+                continue
             if tx_id not in transactions:
                 transactions[tx_id] = await midaz.transaction(tx_id) if tx_id else None
             if tx_id and transactions[tx_id] is None:
@@ -192,6 +238,7 @@ class OrphanChecker:
             if code in ours:
                 self._ours.add(op.get("transactionId") or "")
                 continue
+            scan.orphans += 1
             if await self._record(institution_id, alias, account_id, op, code):
                 scan.new_orphans += 1
         return unread

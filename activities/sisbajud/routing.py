@@ -107,6 +107,12 @@ def resolve(settings: Settings, documents: dict[str, Any], organization_id: str,
     return _routes(documents, organization_id, ledger_id, action)
 
 
+def routes_for(documents: dict[str, Any], organization_id: str, ledger_id: str,
+               action: str) -> WriteRoutes:
+    """Routes of a write as if routes were on (the preflight's view)."""
+    return _routes(documents, organization_id, ledger_id, action)
+
+
 def _routes(documents: dict[str, Any], organization_id: str, ledger_id: str,
             action: str) -> WriteRoutes:
     try:
@@ -115,11 +121,17 @@ def _routes(documents: dict[str, Any], organization_id: str, ledger_id: str,
     except ValidationError as exc:
         return WriteRoutes(Resolution.UNRESOLVABLE, code="routing.document-invalid",
                            problem=f"invalid routing document: {exc.error_count()} error(s)")
-    enabled = organizations is not None and any(
-        o.organization_id == organization_id and o.enabled
-        for o in organizations.organizations)
+    if organizations is None:
+        # Routes are on and their document is not there: never guess "no routes".
+        return WriteRoutes(Resolution.UNRESOLVABLE, code="routing.document-missing",
+                           problem=f"{ORGANIZATIONS} is not set")
+    enabled = any(o.organization_id == organization_id and o.enabled
+                  for o in organizations.organizations)
     if not enabled:
         return WriteRoutes(Resolution.NONE)
+    if bindings is None:
+        return WriteRoutes(Resolution.UNRESOLVABLE, code="routing.document-missing",
+                           problem=f"{LEDGER_BINDINGS} is not set")
     binding = next((b for b in (bindings.bindings if bindings else [])
                     if b.organization_id == organization_id and b.ledger_id == ledger_id), None)
     if binding is None:
@@ -169,9 +181,10 @@ def preflight(settings: Settings, documents: dict[str, Any]) -> Preflight:
         return report
     organizations, bindings = parsed[ORGANIZATIONS], parsed[LEDGER_BINDINGS]
     if organizations is None:
-        report.warnings.append(_finding("routing.document-missing",
-                                        f"{ORGANIZATIONS} is not set: no organization uses "
-                                        "routes", key=ORGANIZATIONS))
+        # With SYSTEMPLANE_ENABLED every write waits for it; without, nothing reads it.
+        (report.problems if report.systemplane_enabled else report.warnings).append(_finding(
+            "routing.document-missing", f"{ORGANIZATIONS} is not set: writes are deferred "
+            "while routes are on", key=ORGANIZATIONS))
     enabled = {o.organization_id for o in (organizations.organizations if organizations else [])
                if o.enabled}
     if organizations is not None and not enabled:
@@ -200,6 +213,6 @@ def preflight(settings: Settings, documents: dict[str, Any]) -> Preflight:
             if routes.resolution == Resolution.UNRESOLVABLE:
                 report.problems.append(_finding(routes.code, routes.problem, action=action,
                                                 **where))
-                if routes.code == "routing.binding-missing":
+                if routes.code in ("routing.binding-missing", "routing.document-missing"):
                     break  # one finding per institution, not one per action
     return report

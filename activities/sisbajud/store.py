@@ -44,17 +44,20 @@ def stored_webhook_id(webhook_id: str) -> str:
 
 async def record_notice(session: AsyncSession, *, webhook_id: str, order_id: str | None,
                         revision: int | None, parked_reason: str | None, body: bytes,
-                        skew_s: int | None, skewed: bool, secret_index: int | None) -> bool:
+                        skew_s: int | None, skewed: bool, secret_index: int | None,
+                        body_sha256: str | None = None) -> bool:
     """Record a signed delivery once per `webhook-id` (parked ones raise an alarm); commits."""
     webhook_id = stored_webhook_id(webhook_id)
     values: dict[str, Any] = {
         "webhook_id": webhook_id, "order_id": order_id, "revision": revision,
         "state": "PARKED" if parked_reason else "ACCEPTED", "reason": parked_reason,
         "skew_s": skew_s, "skewed": skewed, "secret_index": secret_index,
-        "received_at": utcnow(),
+        "received_at": utcnow(), "body_sha256": body_sha256,
     }
     if parked_reason:
-        values["body"] = body[:PARKED_BODY_LIMIT].decode(errors="replace")
+        # PostgreSQL text holds no NUL: shown as U+FFFD, like any other undecodable byte.
+        values["body"] = body[:PARKED_BODY_LIMIT].decode(errors="replace").replace(
+            "\x00", "\ufffd")
     inserted = await insert_ignore(session, SisbajudNotice, values, ["webhook_id"])
     if inserted and parked_reason:
         await raise_alarm(session, AlarmCode.NOTICE_UNUSABLE.value,

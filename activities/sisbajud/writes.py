@@ -17,8 +17,9 @@ from activities.sisbajud.clients import (
 )
 from activities.sisbajud.errors import SisbajudErrorCode, fail
 from activities.sisbajud.plans import upstream_errors
-from activities.sisbajud.routing import ActionRoutes, Resolution, load_documents, resolve
+from activities.sisbajud.routing import ActionRoutes, Resolution, WriteRoutes, resolve
 from activities.sisbajud.store import insert_ignore
+from activities.sisbajud.systemplane import SystemplaneUnavailable, current_documents
 from activities.sisbajud.wire import money
 from shared.contracts.sisbajud import BLOCK_ACCOUNT_TYPE
 from shared.contracts.sisbajud_ledger import (
@@ -79,12 +80,16 @@ class WriteActivities(LedgerActivities):
         await self._register(request)
         midaz = self._midaz(request.order.institution_id)
         documents: dict[str, Any] = {}
-        if self._settings.sisbajud.systemplane_enabled:  # routes off: nothing to read
-            async with self._sessions() as session:
-                documents = await load_documents(session)
         inst = midaz.institution
-        routes = resolve(self._settings, documents, inst.organization_id, inst.ledger_id,
-                         request.kind.value)
+        routes = None
+        if self._settings.sisbajud.systemplane_enabled:  # routes off: nothing to read
+            try:
+                documents = await current_documents(self._settings, self._sessions)
+            except SystemplaneUnavailable as exc:
+                routes = WriteRoutes(Resolution.UNRESOLVABLE,
+                                     code="routing.systemplane-unavailable", problem=str(exc))
+        routes = routes or resolve(self._settings, documents, inst.organization_id,
+                                   inst.ledger_id, request.kind.value)
         if routes.resolution == Resolution.UNRESOLVABLE:
             # Nothing leaves: the order waits for the configuration, same key later.
             await self._update(request, None, routes.code, WriteOutcomeKind.DEFERRED)

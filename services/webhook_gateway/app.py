@@ -97,12 +97,16 @@ async def _record(deps: GatewayDeps, verdict: Verdict, body: bytes) -> Response:
     notice = parse_notice(body)
     assert verdict.message_id is not None
     try:
-        inserted, state = await record_delivery(
+        recorded = await record_delivery(
             deps.sessions, webhook_id=verdict.message_id, order_id=notice.order_id,
             revision=notice.revision, parked_reason=notice.unusable, body=body,
             skew_s=verdict.skew_s, skewed=verdict.skewed, secret_index=verdict.secret_index)
     except (SQLAlchemyError, OSError) as exc:
         return _store_down(verdict, exc)
+    inserted, state = recorded.inserted, recorded.state
+    if recorded.reused:
+        # 200: a redelivery can't change which body the id was first recorded with.
+        return _answer(verdict, notice, "duplicate")
     if notice.unusable:
         return _answer(verdict, notice, "parked")
     if state not in (ACCEPTED, None):  # handed on, withdrawn or parked: nothing to check

@@ -6,6 +6,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,11 @@ from shared.contracts.sisbajud_errors import WebhookErrorCode
 
 SECRET_PREFIX = "whsec_"
 DEFAULT_MAX_SKEW_S = 300
+# The spec's `webhook-timestamp` is an "integer unix timestamp (seconds since epoch)"; its
+# reference libraries turn it into a date and refuse the headers when that fails. The last
+# second a date can hold (9999-12-31T23:59:59Z) bounds it here the same way.
+MAX_TIMESTAMP = 253_402_300_799
+_DIGITS = re.compile(r"[0-9]{1,12}")
 
 
 class VerdictCode(StrEnum):
@@ -61,6 +67,14 @@ def parse_secret(secret: str) -> bytes:
     return key
 
 
+def parse_timestamp(raw: str) -> int | None:
+    """Seconds since the epoch in plain digits, up to `MAX_TIMESTAMP`; else None."""
+    if not _DIGITS.fullmatch(raw):
+        return None
+    value = int(raw)
+    return value if value <= MAX_TIMESTAMP else None
+
+
 class StandardWebhooksV1:
     """`webhook-id` / `webhook-timestamp` / `webhook-signature: v1,<b64> …`, several secrets."""
 
@@ -97,14 +111,13 @@ class StandardWebhooksV1:
                 False, VerdictCode.MISSING_HEADER, msg_id, detail="missing " + ", ".join(missing)
             )
         assert msg_id is not None and raw_ts is not None and signatures is not None
-        try:
-            ts = int(raw_ts)
-        except ValueError:
+        ts = parse_timestamp(raw_ts)
+        if ts is None:
             return Verdict(
                 False,
                 VerdictCode.MALFORMED_TIMESTAMP,
                 msg_id,
-                detail="webhook-timestamp is not an integer",
+                detail="webhook-timestamp is not a Unix time in seconds",
             )
         skew = int(self._clock()) - ts
         skewed = abs(skew) > self._max_skew_s

@@ -136,6 +136,7 @@ class AlarmCode(StrEnum):
     """Stable codes of the alarms this domain raises."""
 
     NOTICE_UNUSABLE = "notice.unusable"
+    NOTICE_ID_REUSED = "notice.id-reused"
     ORDER_FETCH_REJECTED = "order.fetch-rejected"
     ORDER_INVALID = "order.invalid"
     INSTITUTION_FOREIGN_OWNER = "institution.foreign-owner"

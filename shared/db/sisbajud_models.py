@@ -38,6 +38,8 @@ class SisbajudNotice(SQLModel, table=True):
     state: str = Field(max_length=16)  # ACCEPTED | INGESTED | DUPLICATE | PARKED
     reason: str | None = None
     body: str | None = None  # kept only for parked deliveries (truncated)
+    # SHA-256 of the signed body: the same webhook-id with another body is an alarm.
+    body_sha256: str | None = Field(default=None, max_length=64)
     skew_s: int | None = None
     skewed: bool = False
     secret_index: int | None = None
@@ -73,7 +75,7 @@ class SisbajudWrite(SQLModel, table=True):
     """A ledger write this executor registered before sending (`metadata.code` = key)."""
 
     __tablename__ = "sisbajud_writes"
-    # The orphan check's reads: accounts written lately, and a keyset sweep over all of them.
+    # The orphan check's reads: accounts written inside the window; block_alias: lookups.
     __table_args__ = (Index("ix_sisbajud_writes_updated_at", "updated_at"),
                       Index("ix_sisbajud_writes_block_alias", "block_alias"))
 
@@ -220,14 +222,14 @@ class SisbajudRoutingDocument(SQLModel, table=True):
 
 
 class SisbajudOrphanScan(SQLModel, table=True):
-    """The orphan check's cursors (one row): where the per-tick read and the sweep stand."""
+    """The orphan check's state (one row): its last clean scan and a run of failures."""
 
     __tablename__ = "sisbajud_orphan_scan"
 
     id: int = Field(default=1, primary_key=True)
-    # Operations up to this moment were read on every block account written within the window.
+    # The last clean scan: every block account active inside the window was read up to here.
     recent_until: datetime | None = _ts()
-    # The sweep over every block account resumes after this alias (None: from the start).
+    # No longer used (an earlier scan swept all accounts by alias); kept: dropping is a migration.
     sweep_after: str | None = Field(default=None, max_length=100)
     # Set when a scan first fails (its alarm is raised then), cleared by the next clean scan.
     failing_since: datetime | None = _ts()

@@ -69,11 +69,9 @@ class SisbajudSettings(BaseModel):
     continue_as_new_after_events: int = Field(default=5_000, ge=10, le=40_000)
     response_deadline_margin_seconds: float = Field(default=3600.0, ge=0)
     orphan_reconcile_window_seconds: float = Field(default=48 * 3600.0, gt=0)
-    # Each tick reads the block accounts written since its last cursor (and this much before
-    # it: writes committed while that tick ran) plus the next this-many of all block accounts,
-    # a sweep that reads each one over the window once every N / per_tick ticks.
+    # Each tick reads each ledger's transactions created since its previous read, and this
+    # much before it (transactions committed while that read ran, or shown late by Midaz).
     orphan_scan_overlap_seconds: float = Field(default=60.0, ge=0)
-    orphan_sweep_accounts_per_tick: int = Field(default=50, ge=1)
     hub_webhook_max_skew_seconds: int = Field(default=300, ge=0)
     # Standard Webhooks secrets (`whsec_…`), several during a rotation; `esteira dev`
     # generates one into data/hub-webhook-secret when none is set.
@@ -82,6 +80,11 @@ class SisbajudSettings(BaseModel):
     # token each institution's Midaz issued us, not this string.
     m2m_subject: str = Field(default=DEV_M2M_SUBJECT, min_length=1)
     systemplane_enabled: bool = False
+    # Lerian Systemplane: the tenant's PostgreSQL database holding `systemplane_entries` and
+    # the namespace of the routing documents there. No DSN: the documents the admin API keeps
+    # in this executor's store (development).
+    systemplane_dsn: SecretStr | None = None
+    systemplane_namespace: str = Field(default="sisbajud", min_length=1, max_length=200)
     # None: the Mensageria simulator of `esteira dev` (http://<host>:<ports.mensageria>).
     mensageria_url: str | None = None
     # OAuth 2.0 client credentials for the Mensageria (token endpoint: `{url}/oauth/token`).

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 from pydantic import ValidationError
 
 from activities.sisbajud.operator.trail import Sessions
-from activities.sisbajud.routing import (
-    DOCUMENT_KEYS,
-    load_documents,
-    preflight,
-    validate_document,
+from activities.sisbajud.route_check import check_routes
+from activities.sisbajud.routing import DOCUMENT_KEYS, Preflight, preflight, validate_document
+from activities.sisbajud.systemplane import (
+    SystemplaneUnavailable,
+    current_documents,
+    read_entry,
+    write_entry,
 )
 from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudRoutingDocument
@@ -30,26 +33,61 @@ def _document(row: SisbajudRoutingDocument) -> dict[str, Any]:
             "updatedBy": row.updated_by, "updatedAt": row.updated_at.isoformat()}
 
 
-async def routing_preflight(sessions: Sessions, settings: Settings) -> dict[str, Any]:
-    """Check the documents against the configured institutions before routes are switched on."""
-    async with sessions() as session:
-        documents = await load_documents(session)
-    return preflight(settings, documents).to_json()
+async def routing_preflight(sessions: Sessions, settings: Settings,
+                            http: httpx.AsyncClient | None = None) -> dict[str, Any]:
+    """Check the documents against the configured institutions, and each route id they name
+    against the institution's Midaz, before routes are switched on."""
+    try:
+        documents = await current_documents(settings, sessions)
+    except SystemplaneUnavailable as exc:
+        report = Preflight(settings.sisbajud.systemplane_enabled)
+        report.problems.append({"code": "routing.systemplane-unavailable", "detail": str(exc)})
+        return report.to_json()
+    report = preflight(settings, documents)
+    if report.problems:  # only documents that parse name routes to ask about
+        return report.to_json()
+    if http is not None:
+        await check_routes(settings, documents, http, report)
+    else:
+        async with httpx.AsyncClient(timeout=settings.sisbajud.http_timeout_seconds) as own:
+            await check_routes(settings, documents, own, report)
+    return report.to_json()
 
 
-async def get_routing_document(sessions: Sessions, key: str) -> dict[str, Any]:
-    """One stored routing document (404 when unknown or not set)."""
+def _systemplane(settings: Settings | None) -> tuple[str, str] | None:
+    sis = settings.sisbajud if settings is not None else None
+    if sis is None or sis.systemplane_dsn is None:
+        return None
+    return sis.systemplane_dsn.get_secret_value(), sis.systemplane_namespace
+
+
+def _unavailable(exc: SystemplaneUnavailable) -> EsteiraError:
+    return EsteiraError(ErrorCode.STORE_UNAVAILABLE, f"{exc}; retry.")
+
+
+async def get_routing_document(sessions: Sessions, key: str,
+                               settings: Settings | None = None) -> dict[str, Any]:
+    """One routing document, from Systemplane when it is configured (404 when not set)."""
     _known(key)
-    async with sessions() as session:
-        row = await session.get(SisbajudRoutingDocument, key)
-    if row is None:
+    where = _systemplane(settings)
+    if where is not None:
+        try:
+            entry = await read_entry(*where, key)
+        except SystemplaneUnavailable as exc:
+            raise _unavailable(exc) from exc
+    else:
+        async with sessions() as session:
+            row = await session.get(SisbajudRoutingDocument, key)
+        entry = _document(row) if row is not None else None
+    if entry is None:
         raise EsteiraError(ErrorCode.NOT_FOUND, f"Routing document {key} is not set.")
-    return _document(row)
+    return entry
 
 
 async def put_routing_document(sessions: Sessions, key: str, document: dict[str, Any],
-                               actor: str) -> dict[str, Any]:
-    """Replace a routing document (validated; deferred writes pick it up on their next try)."""
+                               actor: str, settings: Settings | None = None) -> dict[str, Any]:
+    """Replace a routing document (validated; into Systemplane when it is configured, where
+    every executor's feed reloads it; deferred writes pick it up on their next try)."""
     _known(key)
     try:
         canonical = validate_document(key, document)
@@ -58,6 +96,12 @@ async def put_routing_document(sessions: Sessions, key: str, document: dict[str,
                            f"{key} is not valid: {exc.error_count()} error(s): "
                            + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
                                        for e in exc.errors())) from exc
+    where = _systemplane(settings)
+    if where is not None:
+        try:
+            return await write_entry(*where, key, canonical, actor)
+        except SystemplaneUnavailable as exc:
+            raise _unavailable(exc) from exc
     async with sessions() as session:
         row = await session.get(SisbajudRoutingDocument, key)
         if row is None:

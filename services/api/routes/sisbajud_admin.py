@@ -35,7 +35,7 @@ async def routing_preflight(ctx: ContextDep) -> dict[str, Any]:
 @router.get("/{key}")
 async def get_routing_document(key: str, ctx: ContextDep) -> dict[str, Any]:
     """One stored routing document."""
-    return await routing_documents.get_routing_document(ctx.sessions, key)
+    return await routing_documents.get_routing_document(ctx.sessions, key, ctx.settings)
 
 
 @router.put("/{key}")
@@ -43,4 +43,5 @@ async def put_routing_document(key: str, ctx: ContextDep, actor: ActorDep,
                                document: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
     """Replace a routing document (validated; deferred writes pick it up on their next try);
     the editor is the credential's holder, never a header they set."""
-    return await routing_documents.put_routing_document(ctx.sessions, key, document, actor)
+    return await routing_documents.put_routing_document(ctx.sessions, key, document, actor,
+                                                        ctx.settings)

@@ -8,7 +8,13 @@ from collections.abc import Iterable, Mapping
 import uvicorn
 from fastapi import Depends, FastAPI
 
-from services.simulators.midaz import routes_crm, routes_onboarding, routes_sim, routes_transactions
+from services.simulators.midaz import (
+    routes_accounting,
+    routes_crm,
+    routes_onboarding,
+    routes_sim,
+    routes_transactions,
+)
 from services.simulators.midaz.deps import GatewayTimeout, gateway_timeout, require_token
 from services.simulators.midaz.errors import install_handlers
 from services.simulators.midaz.state import MidazState, SimConfig
@@ -41,6 +47,7 @@ def create_app(
     app.include_router(routes_onboarding.router, dependencies=authed)
     app.include_router(routes_transactions.router, dependencies=authed)
     app.include_router(routes_crm.router, dependencies=authed)
+    app.include_router(routes_accounting.router, dependencies=authed)
     app.include_router(routes_sim.router)
     app.include_router(token_router(lambda request: request.app.state.oauth))
     return app

@@ -152,6 +152,11 @@ CATALOGUE: dict[str, tuple[int, str, str]] = {
         "Message Broker Unavailable",
         "The server encountered an unexpected error while connecting to Message Broker.",
     ),
+    "0101": (
+        404,
+        "Operation Route Not Found",
+        "The provided operation route does not exist in our records.",
+    ),
     "0105": (
         404,
         "Transaction Route Not Found",

@@ -57,6 +57,8 @@ class MidazState:
     alias_index: AliasIndex = field(default_factory=AliasIndex)
     readable_at: dict[str, float] = field(default_factory=dict)  # tx id -> GET visibility
     instruments: list[dict[str, Any]] = field(default_factory=list)  # CRM
+    # Accounting routes by id: operation routes and transaction routes (Midaz's route store).
+    accounting_routes: dict[str, dict[str, Any]] = field(default_factory=dict)
     faults: FaultPlan[Fault] = field(default_factory=FaultPlan)
     idempotency: IdempotencyStore = field(init=False)
 
@@ -76,6 +78,7 @@ class MidazState:
                 self.transactions,
                 self.operations_by_account,
                 self.readable_at,
+                self.accounting_routes,
             ):
                 table.clear()
             self.alias_index.clear()

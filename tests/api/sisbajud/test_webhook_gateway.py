@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -19,6 +20,7 @@ from shared.db.sisbajud_models import SisbajudAlarm, SisbajudNotice
 from tests.api.sisbajud.conftest import MAX_SKEW_S, OLD_SECRET, SECRET, gateway_client
 
 ORDER = "0190a1b2-c3d4-7e5f-8071-8293a4b5c6d7"
+EVENT_AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)
@@ -28,8 +30,11 @@ def _order_on_the_mensageria(mensageria):
 
 
 async def _post(gateway: httpx.AsyncClient, secret=SECRET, **options) -> httpx.Response:
-    notice = prepare_notice(secret, options.pop("order_id", ORDER), options.pop("revision", 1),
-                            **options)
+    order_id, revision = options.pop("order_id", ORDER), options.pop("revision", 1)
+    if "body" not in options:  # the Hub resends the same body: the event's time, not the attempt's
+        options["body"] = encode(build_notice(order_id, revision, occurred_at=EVENT_AT,
+                                              extra=options.pop("extra", None)))
+    notice = prepare_notice(secret, order_id, revision, **options)
     return await gateway.post(WEBHOOK_PATH, content=notice.body, headers=notice.headers)
 
 
@@ -181,3 +186,73 @@ async def test_an_overlong_webhook_id_is_still_recorded_once(gateway, sessions):
     assert (await _post(gateway, msg_id=msg_id)).json()["status"] == "duplicate"
     (notice,), _ = await _stored(sessions)
     assert notice.webhook_id.startswith("sha256:")
+
+
+async def test_a_signed_timestamp_that_is_no_unix_time_is_401_and_nothing_is_written(
+        gateway, sessions):
+    for index, timestamp in enumerate((10**39, 253_402_300_800)):  # 40 digits; past 9999
+        response = await _post(gateway, timestamp=timestamp, msg_id=f"msg_far_{index}")
+        assert response.status_code == 401, timestamp
+        assert response.json()["code"] == "signature.malformed-timestamp"
+    assert await _stored(sessions) == ([], [])
+
+
+async def test_the_last_unix_second_a_date_holds_is_accepted_as_skewed(gateway, sessions):
+    response = await _post(gateway, timestamp=253_402_300_799, msg_id="msg_9999")
+    assert response.status_code == 200 and response.json()["status"] == "accepted"
+    (notice,), _ = await _stored(sessions)
+    assert notice.skewed and notice.skew_s == -(2**31 - 1)  # kept at the column's bound
+
+
+def _nested(depth: int) -> bytes:
+    return (b'{"type":"sisbajud.execution.notice","data":{"orderId":"' + ORDER.encode()
+            + b'","revision":1},"x":' + b"[" * depth + b"]" * depth + b"}")
+
+
+@pytest.mark.parametrize(("body", "reason"), [
+    (b'{"type":"sisbajud.execution.notice","data":{"orderId":"' + ORDER.encode()
+     + b'","revision":' + str(10**30).encode() + b"}}", "not an execution notice (data.revision)"),
+    (b'{"type":"sisbajud.execution.notice","data":{"orderId":"' + ORDER.encode()
+     + b'","revision":' + str(2**31).encode() + b"}}", "not an execution notice (data.revision)"),
+    (_nested(100_000), "body is not JSON this executor reads: nested too deep"),
+    (b'{"type":"sisbajud.execution.notice","data":{"orderId":"' + ORDER.encode()
+     + b'","revision":' + b"9" * 5000 + b"}}",
+     "body is not JSON this executor reads: Exceeds the limit (4300 digits) for integer "
+     "string conversion: value has 5000 digits; use sys.set_int_max_str_digits() to increase "
+     "the limit"),
+], ids=["revision-1e30", "revision-2^31", "nested-100000", "revision-5000-digits"])
+async def test_a_signed_body_the_store_cannot_hold_is_200_parked_with_an_alarm(
+        gateway, sessions, body, reason):
+    response = await _post(gateway, body=body, msg_id="msg_odd")
+    assert response.status_code == 200 and response.json() == {"status": "parked",
+                                                                "webhookId": "msg_odd"}
+    (notice,), (alarm,) = await _stored(sessions)
+    assert (notice.state, notice.reason, notice.order_id, notice.revision) == (
+        "PARKED", reason, None, None)
+    assert (alarm.code, alarm.webhook_id, alarm.details["reason"]) == (
+        "notice.unusable", "msg_odd", reason)
+
+
+async def test_a_reused_webhook_id_with_another_signed_body_raises_an_alarm(gateway, sessions):
+    body = encode(build_notice(ORDER, 1))
+    first = await _post(gateway, msg_id="msg_reused", body=body)
+    again = await _post(gateway, msg_id="msg_reused", body=body)  # the Hub's retry: same bytes
+    other = await _post(gateway, msg_id="msg_reused", revision=2)
+    assert first.json()["status"] == "accepted" and again.json()["status"] == "duplicate"
+    assert other.status_code == 200 and other.json()["status"] == "duplicate"
+    (notice,), (alarm,) = await _stored(sessions)
+    assert (notice.revision, notice.state) == (1, "ACCEPTED")  # the first body stands
+    assert (alarm.code, alarm.webhook_id, alarm.order_id) == ("notice.id-reused",
+                                                              "msg_reused", ORDER)
+    assert alarm.details["revision"] == 2
+    assert alarm.details["recorded_sha256"] == notice.body_sha256 != alarm.details[
+        "received_sha256"]
+
+
+
+async def test_a_signed_body_with_nul_bytes_is_parked_on_either_store(gateway, sessions):
+    response = await _post(gateway, body=b"\x00\xff not a notice \x00", msg_id="msg_nul")
+    assert response.status_code == 200 and response.json()["status"] == "parked"
+    (notice,), (alarm,) = await _stored(sessions)
+    assert notice.state == "PARKED" and "\x00" not in (notice.body or "")
+    assert alarm.code == "notice.unusable"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -12,6 +13,7 @@ from sqlmodel import select
 
 from activities.sisbajud.notices import settle_notice
 from activities.sisbajud.store import record_notice
+from services.simulators.hub.notice import build_notice, encode
 from services.simulators.hub.sender import prepare_notice
 from services.webhook_gateway.app import WEBHOOK_PATH
 from shared.contracts.sisbajud import AlarmCode
@@ -32,10 +34,13 @@ from tests.support.ports import free_ports
 from tests.support.sisbajud import World, new_order_id, serve, sisbajud_settings, stored
 
 SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"])
+EVENT_AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
 async def _post(gateway: httpx.AsyncClient, order_id: str, msg_id: str) -> httpx.Response:
-    notice = prepare_notice(SECRET, order_id, 1, msg_id=msg_id)
+    # The Hub resends the same body under the same id: the event's time, not the attempt's.
+    body = encode(build_notice(order_id, 1, occurred_at=EVENT_AT))
+    notice = prepare_notice(SECRET, order_id, 1, msg_id=msg_id, body=body)
     return await gateway.post(WEBHOOK_PATH, content=notice.body, headers=notice.headers)
 
 

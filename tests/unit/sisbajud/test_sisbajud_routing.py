@@ -44,3 +44,12 @@ def test_a_malformed_document_defers_rather_than_guess():
     routes = resolve(_settings(True), docs, "org", "led", "block")
     assert (routes.resolution, routes.code) == (Resolution.UNRESOLVABLE,
                                                 "routing.document-invalid")
+
+
+@pytest.mark.parametrize("missing", [ORGANIZATIONS, LEDGER_BINDINGS])
+def test_with_systemplane_on_a_missing_document_defers_never_writes_without_routes(missing):
+    docs = {k: v for k, v in DOCS.items() if k != missing}
+    routes = resolve(_settings(True), docs, "org", "led", "block")
+    assert (routes.resolution, routes.code) == (Resolution.UNRESOLVABLE,
+                                                "routing.document-missing")
+    assert missing in routes.problem

@@ -96,6 +96,13 @@ def test_non_numeric_timestamp_is_refused():
     assert not verdict.valid and verdict.code is VerdictCode.MALFORMED_TIMESTAMP
 
 
+@pytest.mark.parametrize("raw", ["1" + "0" * 39, "253402300800", "+1674087231", "1_674_087_231",
+                                 " 1674087231", "-5"])
+def test_a_timestamp_that_is_no_unix_time_in_plain_digits_is_refused(raw):
+    verdict = _scheme(SECRET).verify(_headers(ts=raw), BODY)
+    assert not verdict.valid and verdict.code is VerdictCode.MALFORMED_TIMESTAMP
+
+
 def test_skew_beyond_the_maximum_is_flagged_but_still_valid():
     late = _scheme(SECRET, now=TS + 301).verify(_headers(), BODY)
     early = _scheme(SECRET, now=TS - 301).verify(_headers(), BODY)

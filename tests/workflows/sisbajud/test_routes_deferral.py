@@ -71,7 +71,7 @@ async def test_unresolvable_routes_send_nothing_until_the_config_and_a_redeliver
         handle = await world.hold(client, order_id, "DEFERRED")
         assert await world.transactions() == [] and await _keys(world, order_id) == []
         (write,) = await stored(world, SisbajudWrite, order_id=order_id)
-        assert (write.state, write.last_code) == ("DEFERRED", "routing.binding-missing")
+        assert (write.state, write.last_code) == ("DEFERRED", "routing.document-missing")
         await _document(world, LEDGER_BINDINGS, {"bindings": [
             {"organizationId": ORG, "ledgerId": LEDGER, "block": ROUTES}]})
         # The Hub delivers the notice again; the tick hands it to the waiting order.
