@@ -1,15 +1,15 @@
 """SISBAJUD: the SHA-256 of each signed delivery's body, to tell a reused webhook-id.
 
-Revision ID: sisbajud_0005
-Revises: sisbajud_0004
+Revision ID: sisbajud_0006
+Revises: sisbajud_0005
 Create Date: 2026-12-03
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "sisbajud_0005"
-down_revision = "sisbajud_0004"
+revision = "sisbajud_0006"
+down_revision = "sisbajud_0005"
 branch_labels = None
 depends_on = None
 
