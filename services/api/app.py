@@ -22,6 +22,7 @@ from services.api.routes import (
     signer_lacuna,
     sisbajud,
     system,
+    temporal_codec,
 )
 from services.dashboard.install import install_dashboard
 from shared.errors import ErrorCode, EsteiraError
@@ -45,6 +46,7 @@ def create_app(context: ApiContext) -> FastAPI:
     app.add_middleware(ApiKeyMiddleware, api_key=context.api_key,
                        school_keys=context.settings.pickup.school_keys)
     app.include_router(system.router)
+    app.include_router(temporal_codec.router)
     app.include_router(signer.router)
     app.include_router(signer_approvals.router)
     app.include_router(signer_lacuna.router)

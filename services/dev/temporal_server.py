@@ -56,6 +56,7 @@ def dev_server_args(settings: Settings, *, ui_upstream_port: int | None = None) 
         "--ui-ip", ui_ip,
         "--ui-port", str(ui_port),
         "--ui-disable-news-fetch",
+        *codec_endpoint_flags(settings),
         "--db-filename", str(db_file),
         "--namespace", settings.temporal.namespace,
         "--log-level", "warn",
@@ -66,6 +67,14 @@ def dev_server_args(settings: Settings, *, ui_upstream_port: int | None = None) 
         *dynamic_config_flags(settings),
         *dev_server_flags(),
     ]
+
+
+def codec_endpoint_flags(settings: Settings) -> list[str]:
+    """The Web UI decodes payloads through the API's codec server when encryption is on."""
+    if not settings.payload_codec.enabled:
+        return []
+    return ["--ui-codec-endpoint",
+            f"http://{settings.host}:{settings.ports.api}/api/temporal-codec"]
 
 
 def dynamic_config_flags(settings: Settings) -> list[str]:

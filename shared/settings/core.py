@@ -105,6 +105,25 @@ class TemporalSettings(BaseSettings):
     tls_server_name: str | None = None
 
 
+# --- Payload encryption (hardening: personal and financial data in Temporal) ---
+class PayloadCodecSettings(BaseModel):
+    """`PayloadCodec:*` — AES-256-GCM over every Temporal payload, keys by id."""
+
+    # Off only on purpose (a cluster that encrypts elsewhere); outside Development keys are
+    # then required, in Development `esteira dev` generates `KeyFile`.
+    enabled: bool = True
+    # `id:base64key` entries (32-byte keys) separated by commas: every key decrypts, the last
+    # one encrypts. Rotate by appending a new entry; drop an old one only when no open
+    # workflow's history still needs it.
+    keys: SecretStr | None = None
+    # The same entries one per line; default `data/keys/temporal-payload.keys`.
+    key_file: Path | None = None
+    # Browser origins (the Temporal Web UI) allowed to call the codec endpoint; none in
+    # Development means the embedded UI's own address.
+    cors_origins: list[str] = Field(default_factory=list)
+# --- end of the payload encryption block ---
+
+
 # --- The embedded Temporal dev server of `esteira dev` (hardening: exposed control planes) ---
 class TemporalServerSettings(BaseModel):
     """`TemporalServer:*` — the Temporal dev server `esteira dev` runs, which has no auth."""
