@@ -20,7 +20,7 @@ from services.bootstrap import bootstrap
 from services.dev.lacuna_sim import lacuna_dev_env
 from services.dev.live_view import ConsoleRouter, live_console
 from services.dev.supervisor import ChildSpec, Supervisor
-from services.dev.temporal_server import LOOPBACK, dev_server_args
+from services.dev.temporal_server import LOOPBACK, PRIVATE_UMASK, dev_server_args
 from services.process import retry_until, stop_event
 from shared.auth import ensure_generated_api_key
 from shared.db.engine import create_engine, session_factory
@@ -82,7 +82,7 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         ui_upstream = None if settings.temporal_server.ui_write_actions else _free_loopback_port()
         await supervisor.start(ChildSpec(
             "temporal", dev_server_args(settings, ui_upstream_port=ui_upstream),
-            foreign_output=True, stop_timeout=20))
+            foreign_output=True, stop_timeout=20, umask=PRIVATE_UMASK))
         if ui_upstream is not None:
             await supervisor.start(_ui_door_spec(settings, ui_upstream, child_env))
         if not await _wait_for_temporal(settings, stop):
