@@ -89,6 +89,10 @@ class DashboardSettings(BaseModel):
     session_minutes: int = Field(default=480, ge=1)
     # Cookies marked Secure (set behind TLS); plain http on loopback in development.
     secure_cookies: bool = False
+    # This many wrong passwords in a row lock an operator name for `SignInLockoutSeconds`,
+    # during which even the right password is refused (429 with Retry-After).
+    sign_in_max_failures: int = Field(default=5, ge=1)
+    sign_in_lockout_seconds: int = Field(default=300, ge=1)
 
 
 class TemporalSettings(BaseSettings):

@@ -17,9 +17,7 @@ from temporalio.api.common.v1 import Payloads
 
 from services.api.context import ContextDep
 from services.api.refusal import refusal
-from services.dashboard.session import SESSION_COOKIE
 from shared.auth import API_KEY_HEADER, keys_match
-from shared.db.models import utcnow
 from shared.errors import ErrorCode, EsteiraError
 from shared.payload_codec import EncryptionCodec, PayloadDecryptError
 from shared.settings import Settings
@@ -53,7 +51,7 @@ def _cors_headers(request: Request, settings: Settings) -> dict[str, str]:
             "Vary": "Origin"}
 
 
-def _authenticated(request: Request, api_key: str) -> bool:
+async def _authenticated(request: Request, api_key: str) -> bool:
     """The API key (header or bearer, as the CLI's `--codec-auth` sends it) or an operator's
     dashboard session."""
     if keys_match(request.headers.get(API_KEY_HEADER), api_key):
@@ -64,7 +62,7 @@ def _authenticated(request: Request, api_key: str) -> bool:
     auth = getattr(request.app.state, "dashboard_auth", None)
     if auth is None:
         return False
-    return auth.codec.read(request.cookies.get(SESSION_COOKIE), utcnow()) is not None
+    return await auth.session_of(request) is not None
 
 
 def _codec(request: Request, settings: Settings) -> EncryptionCodec | None:
@@ -94,7 +92,7 @@ async def transcode(operation: str, request: Request, ctx: ContextDep) -> Respon
         return refusal(EsteiraError(ErrorCode.REQUEST_INVALID,
                                     "The codec server answers /encode and /decode."),
                        headers=cors)
-    if not _authenticated(request, ctx.api_key):
+    if not await _authenticated(request, ctx.api_key):
         error = EsteiraError(ErrorCode.AUTH_MISSING_KEY,
                              "The codec server needs the API key (X-API-Key or "
                              "`Authorization: Bearer`) or a signed-in dashboard operator.")
