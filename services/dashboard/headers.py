@@ -5,9 +5,10 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 # Everything the dashboard loads is its own: vendored htmx, its CSS, same-origin fetches and
-# the pickup board's event stream. No inline script or style, no plugin, no framing.
+# the pickup board's event stream; the approver's page previews the held file from a blob: it
+# fetched with its bearer token. No inline script or style, no plugin, no framing.
 CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; "
-                           "img-src 'self' data:; connect-src 'self'; object-src 'none'; "
+                           "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; "
                            "base-uri 'self'; form-action 'self'; frame-ancestors 'none'")
 # The OpenAPI page (Swagger UI) runs an inline script from FastAPI; it keeps the other two.
 _CSP_EXEMPT = ("/api/docs",)
