@@ -160,6 +160,9 @@ class ReadinessSettings(BaseModel):
     # A worker process silent this long is taken for dead, although Temporal keeps listing
     # its pollers for about a minute.
     poller_stale_seconds: float = Field(default=15.0, ge=1)
+    # Processes that must be running and beating (a `process:<role>` line each); None: the
+    # watcher with the signer, the webhook gateway with SISBAJUD, gRPC with any domain.
+    processes: list[Literal["watcher", "grpc", "webhook"]] | None = None
 # --- end of the readiness block ---
 
 
