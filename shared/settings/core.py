@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from shared.web_urls import web_url
+
 ENV_PREFIX = "ESTEIRA_"
 CONFIG_FILE_ENV = "ESTEIRA_CONFIG_FILE"
 # A Temporal dynamic config key: `service.settingName`, nothing the CLI could read as a flag.
@@ -93,6 +95,14 @@ class DashboardSettings(BaseModel):
     # during which even the right password is refused (429 with Retry-After).
     sign_in_max_failures: int = Field(default=5, ge=1)
     sign_in_lockout_seconds: int = Field(default=300, ge=1)
+    # The Temporal Web UI as operators' browsers reach it (a proxy, an ingress, Temporal
+    # Cloud's `https://cloud.temporal.io`); None: the embedded UI's port on this host.
+    temporal_ui_url: str | None = None
+
+    @field_validator("temporal_ui_url")
+    @classmethod
+    def _web_ui_url(cls, value: str | None) -> str | None:
+        return web_url(value)
 
 
 class TemporalSettings(BaseSettings):

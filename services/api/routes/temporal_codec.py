@@ -22,6 +22,7 @@ from shared.errors import ErrorCode, EsteiraError
 from shared.payload_codec import EncryptionCodec, PayloadDecryptError
 from shared.settings import Settings
 from shared.temporal import payload_keys
+from shared.temporal_ui import origin_of
 
 PREFIX = "/api/temporal-codec"
 router = APIRouter(prefix=PREFIX, tags=["system"], include_in_schema=False)
@@ -34,12 +35,15 @@ MAX_BODY_BYTES = 16 * 1024 * 1024
 
 
 def allowed_origins(settings: Settings) -> set[str]:
-    """`PayloadCodec:CorsOrigins`, or in Development the embedded Web UI's own addresses."""
-    configured = settings.payload_codec.cors_origins
-    if configured or settings.environment != "Development":
-        return {origin.rstrip("/") for origin in configured}
-    port = settings.ports.temporal_ui
-    return {f"http://{host}:{port}" for host in {settings.host, "127.0.0.1", "localhost"}}
+    """`PayloadCodec:CorsOrigins` and the public UI (`Dashboard:TemporalUiUrl`); in
+    Development also the embedded Web UI's own addresses."""
+    origins = {origin.rstrip("/") for origin in settings.payload_codec.cors_origins}
+    if settings.dashboard.temporal_ui_url:
+        origins.add(origin_of(settings.dashboard.temporal_ui_url))
+    if settings.environment == "Development":
+        port = settings.ports.temporal_ui
+        origins |= {f"http://{host}:{port}" for host in {settings.host, "127.0.0.1", "localhost"}}
+    return origins
 
 
 def _cors_headers(request: Request, settings: Settings) -> dict[str, str]:
