@@ -52,6 +52,9 @@ class PickupSettings(BaseModel):
     ledger_retry_initial_seconds: float = Field(default=1.0, gt=0)
     ledger_retry_max_seconds: float = Field(default=60.0, gt=0)
     notification_webhook_url: str | None = None
+    # Standard Webhooks secret (`whsec_<base64>`) signing each notification; required with
+    # the URL outside Development.
+    notification_webhook_secret: SecretStr | None = None
     # A notification that keeps failing is retried on its own, with exponential backoff from
     # the initial delay up to the cap, then set `failed` (alarm, operator requeue).
     notification_max_attempts: int = Field(default=8, ge=1)
