@@ -56,7 +56,6 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
     # Resolved (in Development generated) before any child starts, so all of them share it.
     keys = payload_keys(settings)
     masker.add(keys.secrets() if keys else [])
-    codec_note = _codec_note(settings, keys, generated=not key_file_existed)
     run_dir = data_dir / "run"
     metrics_dir = run_dir / "metrics"
     prepare_multiprocess_dir(metrics_dir)
@@ -94,7 +93,8 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         ready = await _wait_for_ready(settings, stop)
         if stop.is_set():
             return 0
-        banner = await _banner(settings, generated, warnings, codec_note)
+        banner = await _banner(settings, generated, warnings,
+                               key_file_generated=not key_file_existed)
         for line in banner.splitlines():
             log_file.write_line(line)
         print(banner, file=sys.stderr, flush=True)
@@ -280,8 +280,8 @@ def _codec_note(settings: Settings, keys, *, generated: bool) -> str:
             f"codec server http://{settings.host}:{settings.ports.api}/api/temporal-codec")
 
 
-async def _banner(settings: Settings, generated: bool, warnings: list[str],
-                  codec_note: str) -> str:
+async def _banner(settings: Settings, generated: bool, warnings: list[str], *,
+                  key_file_generated: bool = False) -> str:
     engine = create_engine(settings.sqlalchemy_url)
     try:
         sessions = session_factory(engine)
@@ -298,6 +298,8 @@ async def _banner(settings: Settings, generated: bool, warnings: list[str],
         key_note = f"{verb} {settings.api_key_file} (mode 0600)"
     rows = ready_rows(settings, pipeline=pipeline, api_key_note=key_note,
                       extra=[*signer_rows, *sisbajud_cli.banner_rows(settings),
-                             ("payload codec", codec_note)])
+                             ("payload codec", _codec_note(
+                                 settings, payload_keys(settings, generate=False),
+                                 generated=key_file_generated))])
     notes = "".join(f"\nWARN {warning}" for warning in warnings)
     return render("Service ready", rows) + "\n" + profiles_panel + notes
