@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import base64
+import json
 
 import pytest
 from google.protobuf.json_format import MessageToDict
 from temporalio.api.common.v1 import Payload, Payloads
 
 from services.api.routes.temporal_codec import PREFIX
+from services.dashboard.session import SESSION_COOKIE
 from shared.payload_codec import ENCODING, EncryptionCodec
 from shared.temporal import payload_keys
 from tests.api.conftest import API_KEY
+from tests.dashboard.conftest import csrf_of
 
 SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"])
 UI_ORIGIN = "http://127.0.0.1:8233"
@@ -90,3 +93,23 @@ async def test_encode_then_decode_and_plain_payloads_pass(web):
 async def test_bad_requests_are_refused_with_the_house_code(web, path, body):
     answer = await web.post(f"{PREFIX}/{path}", json=body, headers={"X-API-Key": API_KEY})
     assert answer.status_code == 422 and answer.json()["code"] == "request.invalid"
+
+
+@SQLITE_ONLY
+async def test_a_form_post_with_the_cookie_is_not_a_codec_call(operator):
+    """A cross-site form can send text/plain without a preflight: refused before decoding."""
+    sealed = await _sealed(operator)
+    answer = await operator.post(f"{PREFIX}/decode", content=json.dumps(sealed),
+                                 headers={"Content-Type": "text/plain"})
+    assert answer.status_code == 422 and answer.json()["code"] == "request.invalid"
+
+
+@SQLITE_ONLY
+async def test_after_logout_the_cookie_decodes_nothing(operator):
+    sealed = await _sealed(operator)
+    cookie = operator.cookies.get(SESSION_COOKIE)
+    page = await operator.get("/jobs")
+    await operator.post("/logout", data={"csrf_token": csrf_of(page.text)})
+    operator.cookies.set(SESSION_COOKIE, cookie)
+    answer = await operator.post(f"{PREFIX}/decode", json=sealed)
+    assert answer.status_code == 401

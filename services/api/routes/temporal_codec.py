@@ -101,6 +101,10 @@ async def transcode(operation: str, request: Request, ctx: ContextDep) -> Respon
                              "The codec server needs the API key (X-API-Key or "
                              "`Authorization: Bearer`) or a signed-in dashboard operator.")
         return refusal(error, headers={**cors, "WWW-Authenticate": "Bearer"})
+    if not (request.headers.get("Content-Type") or "").startswith("application/json"):
+        # What the UI and CLI send; a form's text/plain POST (no preflight) is not a codec call.
+        return refusal(EsteiraError(ErrorCode.REQUEST_INVALID,
+                                    "The codec server takes application/json."), headers=cors)
     body = await request.body()
     try:
         if len(body) > MAX_BODY_BYTES:
