@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -27,10 +28,12 @@ def make_sqlite_private(database: Path, *, create: bool = True) -> None:
     everything SQLite makes beside it. Stores hold CPFs and amounts: owner only.
     """
     database.parent.mkdir(parents=True, exist_ok=True)
+    # Best effort: a path SQLite can't open (a directory, no permission) is reported by
+    # SQLite at the first connection, where the store's own errors are handled.
     if create:
-        os.close(os.open(database, os.O_WRONLY | os.O_CREAT, 0o600))
+        with contextlib.suppress(OSError):
+            os.close(os.open(database, os.O_WRONLY | os.O_CREAT, 0o600))
     for path in (database, *(Path(f"{database}{suffix}") for suffix in SQLITE_SIDE_FILES)):
-        try:
-            os.chmod(path, 0o600)
-        except FileNotFoundError:
-            continue
+        if path.is_file():
+            with contextlib.suppress(OSError):
+                os.chmod(path, 0o600)
