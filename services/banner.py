@@ -9,6 +9,7 @@ from pathlib import Path
 from services.dashboard.accounts import banner_note
 from shared.db.engine import describe_store
 from shared.settings import Settings, unknown_environment_keys
+from shared.temporal_ui import temporal_ui_url
 from shared.version import full_version
 
 WIDTH = 80
@@ -52,7 +53,7 @@ def ready_rows(settings: Settings, *, pipeline: str, api_key_note: str,
         *extra,
         ("version", full_version()),
         ("temporal", f"{settings.temporal_address} (namespace {settings.temporal.namespace})"),
-        ("temporal ui", f"http://{settings.host}:{settings.ports.temporal_ui}"),
+        ("temporal ui", temporal_ui_url(settings)),
         ("rest api", f"http://{settings.host}:{settings.ports.api}/api"),
         ("dashboard", banner_note(settings)),
         ("grpc", f"{settings.host}:{settings.ports.grpc}"),

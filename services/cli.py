@@ -101,6 +101,14 @@ def _decrypt(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _payload_key(_settings: Settings, _args: argparse.Namespace) -> int:
+    from shared.payload_codec import new_key_entry
+
+    # Printed for the operator to store as a secret; appended to PayloadCodec:Keys it encrypts.
+    print(new_key_entry())
+    return 0
+
+
 def _status(settings: Settings, args: argparse.Namespace) -> int:
     from services.status import print_status
 
@@ -118,6 +126,8 @@ COMMANDS: dict[str, tuple[str, Callable[[Settings, argparse.Namespace], int]]] =
     "watcher": ("watch the input folders and turn stable files into jobs", _watcher),
     "status": ("show what is running, queue sizes and the pause state", _status),
     "decrypt": ("decrypt a BSENC v1 artifact (.enc) with this deployment's key", _decrypt),
+    "payload-key": ("print a new Temporal payload key entry (`id:base64`) for "
+                    "ESTEIRA_PAYLOAD_CODEC__KEYS", _payload_key),
     **sisbajud_cli.COMMANDS,
 }
 

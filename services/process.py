@@ -12,7 +12,7 @@ from temporalio.client import Client
 from temporalio.runtime import Runtime
 
 from shared.settings import Settings
-from shared.temporal import connect
+from shared.temporal import connect, data_converter
 
 T = TypeVar("T")
 log = logging.getLogger("esteira.process")
@@ -46,5 +46,6 @@ async def retry_until(what: str, attempt: Callable[[], Awaitable[T]], stop: asyn
 async def connect_when_available(settings: Settings, stop: asyncio.Event,
                                  runtime: Runtime | None = None) -> Client | None:
     """Connect to Temporal, waiting for it to come up (None if stopped first)."""
+    data_converter(settings)  # a missing or bad payload key is fatal, not worth a retry
     return await retry_until(f"Connecting to Temporal at {settings.temporal_address}",
                              lambda: connect(settings, runtime=runtime), stop)

@@ -1,14 +1,68 @@
-"""The Temporal client every process uses: one connection, the pydantic data converter."""
+"""The Temporal client every process uses: one connection, one data converter for all."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter, DefaultFailureConverterWithEncodedAttributes
 from temporalio.envconfig import ClientConfig
 from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
-from shared.settings import Settings
+from shared.payload_codec import (
+    EncryptionCodec,
+    PayloadKeyError,
+    PayloadKeys,
+    ensure_key_file,
+    parse_keys,
+)
+from shared.settings import ConfigurationError, Settings
+
+KEYS_ENV = "ESTEIRA_PAYLOAD_CODEC__KEYS"
+
+
+def payload_keys(settings: Settings, *, generate: bool = True) -> PayloadKeys | None:
+    """The payload keys: `PayloadCodec:Keys`, else the key file; None when encryption is off.
+
+    In Development a missing key file is generated (mode 0600, like the API key); elsewhere a
+    missing key stops the process, since encrypting nothing must be a decision.
+    """
+    codec = settings.payload_codec
+    if not codec.enabled:
+        return None
+    try:
+        if codec.keys is not None and codec.keys.get_secret_value().strip():
+            return parse_keys(codec.keys.get_secret_value(), source=KEYS_ENV)
+        path = settings.payload_key_file
+        if generate and settings.environment == "Development":
+            ensure_key_file(path)
+        if path.is_file():
+            return parse_keys(path.read_text(), source=str(path))
+    except PayloadKeyError as exc:
+        raise ConfigurationError(f"Invalid configuration: {exc}") from None
+    if not generate:
+        return None
+    raise ConfigurationError(
+        f"Invalid configuration: {KEYS_ENV} is required when ESTEIRA_ENVIRONMENT="
+        f"{settings.environment} (Temporal payloads hold CPFs, accounts and amounts); set "
+        "it to `id:base64key` (32 random bytes), or set ESTEIRA_PAYLOAD_CODEC__ENABLED=false "
+        "to store payloads in clear on purpose.")
+
+
+def data_converter(settings: Settings) -> DataConverter:
+    """Pydantic payloads, sealed by the payload codec when encryption is on.
+
+    Failure messages and stack traces go through the codec too (encoded attributes): an
+    error text may quote a document number or an account.
+    """
+    keys = payload_keys(settings)
+    if keys is None:
+        return pydantic_data_converter
+    return dataclasses.replace(
+        pydantic_data_converter, payload_codec=EncryptionCodec(keys),
+        failure_converter_class=DefaultFailureConverterWithEncodedAttributes)
 
 
 def tls_config(settings: Settings) -> TLSConfig | bool:
@@ -48,5 +102,5 @@ async def connect(settings: Settings, *, runtime: Runtime | None = None) -> Clie
     if tls or "tls" not in config:
         # An API key without TLS settings still needs TLS (Temporal Cloud refuses plaintext).
         config["tls"] = tls or "api_key" in config
-    return await Client.connect(**config, data_converter=pydantic_data_converter,
+    return await Client.connect(**config, data_converter=data_converter(settings),
                                 runtime=runtime)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -12,6 +13,7 @@ from sqlalchemy import func, or_
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
+from standardwebhooks import Webhook
 from temporalio import activity
 
 from activities.pickup import metrics
@@ -52,18 +54,31 @@ class LogSender:
 
 
 class WebhookSender:
-    """POSTs each notification as JSON with an `Idempotency-Key` header."""
+    """POSTs each notification as JSON with an `Idempotency-Key` header, signed with
+    Standard Webhooks v1 (`webhook-id`, `webhook-timestamp`, `webhook-signature`) when a
+    `whsec_` secret is configured, as our own inbound webhooks are verified."""
 
-    def __init__(self, http: httpx.AsyncClient, url: str) -> None:
+    def __init__(self, http: httpx.AsyncClient, url: str, secret: str | None = None,
+                 clock: Callable[[], datetime] = utcnow) -> None:
         self._http = http
         self._url = url
+        self._webhook = Webhook(secret) if secret else None
+        self._clock = clock
 
     async def send(self, notification: Notification) -> None:
         """POST it; any non-2xx is an error to retry."""
-        response = await self._http.post(self._url, headers={
-            "Idempotency-Key": notification.idempotency_key}, json={
-            "guardian_id": notification.guardian_id, "student_id": notification.student_id,
-            "kind": notification.kind, "message": notification.message})
+        key = notification.idempotency_key
+        # The exact bytes signed are the bytes sent.
+        body = json.dumps({"guardian_id": notification.guardian_id,
+                           "student_id": notification.student_id, "kind": notification.kind,
+                           "message": notification.message}).encode()
+        headers = {"Idempotency-Key": key, "Content-Type": "application/json"}
+        if self._webhook is not None:
+            now = self._clock()
+            # The message id stays the same across retries, so the receiver can drop repeats.
+            headers |= {"webhook-id": key, "webhook-timestamp": str(int(now.timestamp())),
+                        "webhook-signature": self._webhook.sign(key, now, body)}
+        response = await self._http.post(self._url, headers=headers, content=body)
         response.raise_for_status()
 
 

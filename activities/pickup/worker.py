@@ -14,6 +14,7 @@ from activities.pickup.sweeps import PickupSweeps
 from activities.pickup.wiring import activity_client, dev_turnstile_url, turnstile_clients
 from shared.contracts.pickup import TASK_QUEUE
 from shared.http_client import pooled_client
+from shared.settings import ConfigurationError, Settings
 from shared.temporal import connect
 from shared.worker_shape import DomainWorker, WorkerDeps
 from workflows.pickup import WORKFLOWS
@@ -24,14 +25,28 @@ HTTP_TIMEOUT_SECONDS = 5.0
 HTTP_CONNECTIONS = 100
 
 
+def _sender(settings: Settings, http) -> WebhookSender | LogSender:
+    """The guardian-notification sender; unsigned webhooks only in Development."""
+    pickup = settings.pickup
+    if not pickup.notification_webhook_url:
+        return LogSender()
+    secret = pickup.notification_webhook_secret
+    if secret is None and settings.environment != "Development":
+        raise ConfigurationError(
+            "Pickup notifications: ESTEIRA_PICKUP__NOTIFICATION_WEBHOOK_SECRET (whsec_…) is "
+            "required with ESTEIRA_PICKUP__NOTIFICATION_WEBHOOK_URL outside Development, so "
+            "the receiver can tell our deliveries from forged ones.")
+    return WebhookSender(http, pickup.notification_webhook_url,
+                         secret.get_secret_value() if secret else None)
+
+
 async def build(deps: WorkerDeps) -> list[DomainWorker]:
     """Wire the activities, then create or update the seven sweep schedules."""
     pickup = deps.settings.pickup
     http = await deps.resources.enter_async_context(pooled_client(
         timeout=HTTP_TIMEOUT_SECONDS, connections=HTTP_CONNECTIONS))
     kicker = Kicker(pickup, activity_client)
-    sender = (WebhookSender(http, pickup.notification_webhook_url)
-              if pickup.notification_webhook_url else LogSender())
+    sender = _sender(deps.settings, http)
     activities = [
         *PickupSweeps(deps.sessions, pickup, kicker).all(),
         DayCycle(deps.sessions, kicker).start_days,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 
+from asyncpg.exceptions import CannotConnectNowError, LockNotAvailableError
 from asyncpg.exceptions import DataError as PostgresDataError
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import DataError, DBAPIError
+from sqlalchemy.exc import DataError, DBAPIError, OperationalError
 
 from services.api.auth import SELF_AUTHENTICATED_PREFIXES, ApiKeyMiddleware
 from services.api.context import ApiContext
@@ -22,6 +23,7 @@ from services.api.routes import (
     signer_lacuna,
     sisbajud,
     system,
+    temporal_codec,
 )
 from services.dashboard.install import install_dashboard
 from shared.errors import ErrorCode, EsteiraError
@@ -29,6 +31,8 @@ from shared.http_metrics import ResponseCounter
 from shared.version import short_version
 
 log = logging.getLogger("esteira.api")
+# Seconds a client should wait on a busy store: about one busy wait of another writer.
+STORE_BUSY_RETRY_AFTER = "2"
 
 
 def create_app(context: ApiContext) -> FastAPI:
@@ -48,6 +52,7 @@ def create_app(context: ApiContext) -> FastAPI:
     # Outside the key check, so refusals (401) are counted too.
     app.add_middleware(ResponseCounter, service="api", verdicts=("/api/ready",))
     app.include_router(system.router)
+    app.include_router(temporal_codec.router)
     app.include_router(signer.router)
     app.include_router(signer_approvals.router)
     app.include_router(signer_lacuna.router)
@@ -79,7 +84,26 @@ async def _validation_error(_request: Request, exc: RequestValidationError) -> J
 async def _store_error(request: Request, exc: DBAPIError) -> JSONResponse:
     if isinstance(exc, DataError) or _caused_by(exc, (OverflowError, PostgresDataError)):
         return await _unstorable_value(request, exc)
+    if _store_busy(exc):
+        # Another writer holds the store past the busy wait: nothing is wrong with the
+        # request, it just can't be served right now.
+        log.warning("Store busy on %s %s: %s", request.method, _loggable_path(request),
+                    type(exc.orig).__name__ if exc.orig is not None else type(exc).__name__)
+        error = EsteiraError(ErrorCode.STORE_UNAVAILABLE,
+                             "The store is busy; retry in a moment.")
+        return refusal(error, headers={"Retry-After": STORE_BUSY_RETRY_AFTER})
     return await _unexpected_error(request, exc)
+
+
+def _store_busy(exc: DBAPIError) -> bool:
+    """A lock or a lost connection, not a bad statement: SQLite `database is locked` /
+    `busy`, PostgreSQL lock-not-available, or a connection the pool had to drop."""
+    if exc.connection_invalidated or _caused_by(exc, (LockNotAvailableError,
+                                                      CannotConnectNowError)):
+        return True
+    return isinstance(exc, OperationalError) and any(
+        word in str(exc.orig).lower() for word in ("database is locked", "database is busy",
+                                                   "database table is locked"))
 
 
 def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:

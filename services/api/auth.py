@@ -25,7 +25,9 @@ PUBLIC_PATHS = frozenset(
 SELF_AUTHENTICATED_PREFIXES = ("/api/pickup/guardian/", "/api/pickup/turnstile/monitor/",
                                "/api/signer/lacuna/webhook/",
                                # Approvers decide with their own per-job bearer token.
-                               "/api/approvals/")
+                               "/api/approvals/",
+                               # The Temporal UI's codec calls: API key or dashboard session.
+                               "/api/temporal-codec/")
 # Where a school-scoped key may go: the pickup records of its own school.
 SCHOOL_SCOPED_PREFIX = "/api/pickup/"
 

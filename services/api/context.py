@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
 
+from services.api.process_probes import process_probes
 from services.api.signer_probes import SignerProbes
 from services.worker.readiness import worker_probes
 from shared.readiness import Probe, store_probe, temporal_probe
@@ -51,7 +52,8 @@ class ApiContext:
             # The store is down: its own probe says so; domain probes can't be listed.
             domain = []
         return [store_probe(self.engine), temporal_probe(self.temporal),
-                *worker_probes(self.settings, self.sessions, self.temporal), *domain,
+                *worker_probes(self.settings, self.sessions, self.temporal),
+                *process_probes(self.settings, self.sessions), *domain,
                 *self.extra_probes]
 
 

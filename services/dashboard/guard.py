@@ -16,9 +16,11 @@ from services.dashboard.session import (
     CSRF_FIELD,
     CSRF_HEADER,
     SESSION_COOKIE,
+    Session,
     SessionCodec,
     tokens_match,
 )
+from services.dashboard.session_store import SessionRevocations, SignInThrottle
 from shared.auth import API_KEY_HEADER, keys_match
 from shared.db.models import utcnow
 
@@ -35,6 +37,15 @@ class DashboardAuth:
     codec: SessionCodec
     api_key: str
     secure_cookies: bool
+    revocations: SessionRevocations
+    throttle: SignInThrottle
+
+    async def session_of(self, request: Request) -> Session | None:
+        """The request's signed, unexpired and not signed-out session, if any."""
+        session = self.codec.read(request.cookies.get(SESSION_COOKIE), utcnow())
+        if session is None or await self.revocations.is_revoked(session):
+            return None
+        return session
 
 
 class CsrfRejected(Exception):
@@ -55,7 +66,7 @@ class DashboardAuthMiddleware(BaseHTTPMiddleware):
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         if not _guarded(request.url.path):
             return await call_next(request)
-        session = self._auth.codec.read(request.cookies.get(SESSION_COOKIE), utcnow())
+        session = await self._auth.session_of(request)
         request.state.api_key_auth = False
         if session is not None:
             request.state.operator = session.operator

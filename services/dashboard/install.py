@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -11,10 +12,12 @@ from fastapi.staticfiles import StaticFiles
 from services.api.context import ApiContext
 from services.dashboard.accounts import OperatorDirectory
 from services.dashboard.guard import CsrfRejected, DashboardAuth, DashboardAuthMiddleware
+from services.dashboard.headers import SecurityHeadersMiddleware
 from services.dashboard.routes import approve as approver_page
 from services.dashboard.routes import events, folders, jobs, login, pickup, profiles, sisbajud
 from services.dashboard.routes import system as system_page
 from services.dashboard.session import SessionCodec
+from services.dashboard.session_store import SessionRevocations, SignInThrottle
 
 STATIC_DIR = Path(__file__).parent / "static"
 
@@ -22,11 +25,18 @@ STATIC_DIR = Path(__file__).parent / "static"
 def install_dashboard(app: FastAPI, context: ApiContext) -> None:
     """Serve the dashboard from the API process (htmx is vendored: no network at run time)."""
     settings = context.settings
+    dashboard = settings.dashboard
     auth = DashboardAuth(OperatorDirectory.from_settings(settings, context.api_key),
                          SessionCodec.from_settings(settings, context.api_key),
-                         context.api_key, settings.dashboard.secure_cookies)
+                         context.api_key, dashboard.secure_cookies,
+                         SessionRevocations(context.sessions),
+                         SignInThrottle(context.sessions,
+                                        max_failures=dashboard.sign_in_max_failures,
+                                        lockout=timedelta(
+                                            seconds=dashboard.sign_in_lockout_seconds)))
     app.state.dashboard_auth = auth
     app.add_middleware(DashboardAuthMiddleware, auth=auth)
+    app.add_middleware(SecurityHeadersMiddleware)
     for module in (login, jobs, profiles, folders, events, system_page, pickup, sisbajud,
                    approver_page):
         app.include_router(module.router)

@@ -14,6 +14,7 @@ from fastapi.templating import Jinja2Templates
 
 from services.api.context import ApiContext
 from shared.errors import EsteiraError
+from shared.temporal_ui import temporal_ui_url
 
 FLASH_COOKIE = "esteira_flash"
 NAV = [("/jobs", "Jobs"), ("/profiles", "Profiles"), ("/folders", "Input folders"),
@@ -40,7 +41,7 @@ def context(request: Request) -> ApiContext:
 def temporal_link(request: Request, workflow_id: str) -> str:
     """The workflow's page in the Temporal Web UI."""
     settings = context(request).settings
-    return (f"http://{settings.host}:{settings.ports.temporal_ui}/namespaces/"
+    return (f"{temporal_ui_url(settings, seen_host=request.url.hostname)}/namespaces/"
             f"{quote(settings.temporal.namespace, safe='')}/workflows/"
             f"{quote(workflow_id, safe='')}")
 

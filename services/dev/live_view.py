@@ -32,6 +32,7 @@ from shared.db.engine import create_engine, session_factory
 from shared.db.pipeline import read_pipeline_state
 from shared.db.signer_models import Job
 from shared.settings import Settings
+from shared.temporal_ui import temporal_ui_url
 
 REFRESH_SECONDS = 1.0
 TAIL_LINES = 6
@@ -68,7 +69,7 @@ def listen_addresses(settings: Settings) -> list[tuple[str, str]]:
     return [("dashboard", f"http://{host}:{settings.ports.api}/"),
             ("rest api", f"http://{host}:{settings.ports.api}/api"),
             ("grpc", f"{host}:{settings.ports.grpc}"),
-            ("temporal ui", f"http://{host}:{settings.ports.temporal_ui}")]
+            ("temporal ui", temporal_ui_url(settings))]
 
 
 async def read_snapshot(sessions: async_sessionmaker[AsyncSession], *, booted_at: datetime,

@@ -20,7 +20,7 @@ from services.bootstrap import bootstrap
 from services.dev.lacuna_sim import lacuna_dev_env
 from services.dev.live_view import ConsoleRouter, live_console
 from services.dev.supervisor import ChildSpec, Supervisor
-from services.dev.temporal_server import LOOPBACK, dev_server_args
+from services.dev.temporal_server import LOOPBACK, PRIVATE_UMASK, dev_server_args
 from services.process import retry_until, stop_event
 from shared.auth import ensure_generated_api_key
 from shared.db.engine import create_engine, session_factory
@@ -30,7 +30,7 @@ from shared.logs.files import DailyFileHandler, DailySizeRotatingFile
 from shared.logs.masking import SecretMasker, secret_values
 from shared.metrics import MULTIPROC_ENV, mark_process_dead, prepare_multiprocess_dir
 from shared.settings import Settings
-from shared.temporal import connect
+from shared.temporal import connect, payload_keys
 
 READY_TIMEOUT_SECONDS = 90.0
 # A worker drains in-flight activities for up to 30 s (services/worker/main.py).
@@ -53,6 +53,10 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
     _check_ports_free(settings, embedded=embedded)
     generated = settings.api_key is None and ensure_generated_api_key(settings.api_key_file)
     masker.add(_api_key_values(settings))
+    key_file_existed = settings.payload_key_file.is_file()
+    # Resolved (in Development generated) before any child starts, so all of them share it.
+    keys = payload_keys(settings)
+    masker.add(keys.secrets() if keys else [])
     run_dir = data_dir / "run"
     metrics_dir = run_dir / "metrics"
     prepare_multiprocess_dir(metrics_dir)
@@ -88,7 +92,8 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         ready = await _wait_for_ready(settings, stop)
         if stop.is_set():
             return 0
-        banner = await _banner(settings, generated, warnings)
+        banner = await _banner(settings, generated, warnings,
+                               key_file_generated=not key_file_existed)
         for line in banner.splitlines():
             log_file.write_line(line)
         print(banner, file=sys.stderr, flush=True)
@@ -135,7 +140,7 @@ async def _start_embedded_temporal(settings: Settings, supervisor: Supervisor,
     ui_upstream = None if settings.temporal_server.ui_write_actions else _free_loopback_port()
     await supervisor.start(ChildSpec(
         "temporal", dev_server_args(settings, ui_upstream_port=ui_upstream),
-        foreign_output=True, stop_timeout=20))
+        foreign_output=True, stop_timeout=20, umask=PRIVATE_UMASK))
     if ui_upstream is not None:
         await supervisor.start(_ui_door_spec(settings, ui_upstream, env))
 
@@ -289,7 +294,22 @@ async def _wait_for_ready(settings: Settings, stop: asyncio.Event) -> bool:
     return False
 
 
-async def _banner(settings: Settings, generated: bool, warnings: list[str]) -> str:
+def _codec_note(settings: Settings, keys, *, generated: bool) -> str:
+    """The banner's payload codec row: on or off, which key encrypts, where keys come from."""
+    if keys is None:
+        return "off (ESTEIRA_PAYLOAD_CODEC__ENABLED=false): Temporal payloads in clear"
+    codec = settings.payload_codec
+    if codec.keys is not None and codec.keys.get_secret_value().strip():
+        source = "from ESTEIRA_PAYLOAD_CODEC__KEYS"
+    else:
+        verb = "generated into" if generated else "read from"
+        source = f"{verb} {settings.payload_key_file} (mode 0600)"
+    return (f"AES-256-GCM, key {keys.current} encrypts ({len(keys.keys)} known), {source}; "
+            f"codec server http://{settings.host}:{settings.ports.api}/api/temporal-codec")
+
+
+async def _banner(settings: Settings, generated: bool, warnings: list[str], *,
+                  key_file_generated: bool = False) -> str:
     engine = create_engine(settings.sqlalchemy_url)
     try:
         sessions = session_factory(engine)
@@ -305,6 +325,9 @@ async def _banner(settings: Settings, generated: bool, warnings: list[str]) -> s
         verb = "generated into" if generated else "read from"
         key_note = f"{verb} {settings.api_key_file} (mode 0600)"
     rows = ready_rows(settings, pipeline=pipeline, api_key_note=key_note,
-                      extra=[*signer_rows, *sisbajud_cli.banner_rows(settings)])
+                      extra=[*signer_rows, *sisbajud_cli.banner_rows(settings),
+                             ("payload codec", _codec_note(
+                                 settings, payload_keys(settings, generate=False),
+                                 generated=key_file_generated))])
     notes = "".join(f"\nWARN {warning}" for warning in warnings)
     return render("Service ready", rows) + "\n" + profiles_panel + notes

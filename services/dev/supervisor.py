@@ -40,6 +40,8 @@ class ChildSpec:
     foreign_output: bool = False
     # How long a stop may take before SIGKILL (a worker drains in-flight activities).
     stop_timeout: float = 15.0
+    # The child's umask; None keeps ours.
+    umask: int | None = None
 
 
 @dataclass
@@ -135,6 +137,7 @@ class Supervisor:
                 stderr=write_fd,
                 # Its own process group, so it and whatever it spawned are ended together.
                 start_new_session=True,
+                umask=-1 if spec.umask is None else spec.umask,
                 preexec_fn=_child_setup,
             )
         except BaseException:

@@ -9,9 +9,12 @@ import sys
 from pathlib import Path
 
 from services.search_attributes import dev_server_flags
+from shared.private_files import make_sqlite_private
 from shared.settings import Settings
 
 LOOPBACK = "127.0.0.1"
+# What the dev server creates (its SQLite file and side files) is for its owner only.
+PRIVATE_UMASK = 0o077
 # Timers fire ~1 s late by default on the dev server; 10ms keeps short waits short.
 DEFAULT_DYNAMIC_CONFIG: dict[str, bool | int | float | str] = {
     "history.timerProcessorMaxTimeShift": "10ms"}
@@ -44,7 +47,10 @@ def dev_server_args(settings: Settings, *, ui_upstream_port: int | None = None) 
     (`temporal_ui_proxy`) to publish it on the configured UI port.
     """
     db_file = settings.data_dir.resolve() / "temporal" / "temporal.db"
-    db_file.parent.mkdir(parents=True, exist_ok=True)
+    # Every open approval and court order lives here: owner only, like the store. The
+    # server creates its schema only in a file that doesn't exist yet, so a new file gets
+    # its mode from the child's umask (PRIVATE_UMASK) and an old one is narrowed here.
+    make_sqlite_private(db_file, create=False)
     bind = settings.temporal_server.bind_host
     ui_ip, ui_port = ((LOOPBACK, ui_upstream_port) if ui_upstream_port is not None
                       else (bind, settings.ports.temporal_ui))
@@ -56,6 +62,7 @@ def dev_server_args(settings: Settings, *, ui_upstream_port: int | None = None) 
         "--ui-ip", ui_ip,
         "--ui-port", str(ui_port),
         "--ui-disable-news-fetch",
+        *codec_endpoint_flags(settings),
         "--db-filename", str(db_file),
         "--namespace", settings.temporal.namespace,
         "--log-level", "warn",
@@ -66,6 +73,14 @@ def dev_server_args(settings: Settings, *, ui_upstream_port: int | None = None) 
         *dynamic_config_flags(settings),
         *dev_server_flags(),
     ]
+
+
+def codec_endpoint_flags(settings: Settings) -> list[str]:
+    """The Web UI decodes payloads through the API's codec server when encryption is on."""
+    if not settings.payload_codec.enabled:
+        return []
+    return ["--ui-codec-endpoint",
+            f"http://{settings.host}:{settings.ports.api}/api/temporal-codec"]
 
 
 def dynamic_config_flags(settings: Settings) -> list[str]:

@@ -42,7 +42,7 @@ def create_app(upstream: str, transport: httpx.AsyncBaseTransport | None = None)
         upstream_response = await client.request(request.method, url, headers=headers)
         content = upstream_response.content
         if request.url.path == SETTINGS_PATH and upstream_response.status_code == 200:
-            content = json.dumps({**json.loads(content), "DisableWriteActions": True}).encode()
+            content = json.dumps(_read_only_settings(json.loads(content))).encode()
         kept = {k: v for k, v in upstream_response.headers.items() if k.lower() not in _DROPPED}
         return Response(content, upstream_response.status_code, headers=kept)
 
@@ -53,6 +53,14 @@ def create_app(upstream: str, transport: httpx.AsyncBaseTransport | None = None)
 
     methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
     return Starlette(routes=[Route("/{path:path}", forward, methods=methods)], lifespan=lifespan)
+
+
+def _read_only_settings(ui_settings: dict) -> dict:
+    """Write actions hidden; the codec server called with the operator's dashboard cookie."""
+    codec = ui_settings.get("Codec") or {}
+    if codec.get("Endpoint"):
+        ui_settings["Codec"] = {**codec, "IncludeCredentials": True}
+    return {**ui_settings, "DisableWriteActions": True}
 
 
 async def serve(host: str, port: int, upstream: str) -> None:

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from shared.db.sqlite_driver import OneHopDBAPI
+from shared.private_files import make_sqlite_private
 
 SQLITE_PRAGMAS = (
     "PRAGMA journal_mode=WAL",
@@ -32,12 +33,12 @@ def is_sqlite(url: str) -> bool:
 
 
 def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
-    """An engine for `url`; SQLite gets its directory created and WAL pragmas on connect."""
+    """An engine for `url`; SQLite gets its directory, a 0600 file and WAL pragmas."""
     if is_sqlite(url):
         database = make_url(url).database
         sizing = {}  # in memory: one connection, SQLAlchemy's StaticPool
         if database and database != ":memory:":
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
+            make_sqlite_private(Path(database))
             sizing = {"pool_size": SQLITE_CONNECTIONS, "max_overflow": 0}
         engine = create_async_engine(url, echo=echo, module=OneHopDBAPI(),
                                      connect_args={"timeout": 30}, **sizing)

@@ -8,7 +8,8 @@ import sys
 from shared.logs.files import DailyFileHandler, DailySizeRotatingFile
 from shared.logs.format import SeedLineFormatter, props
 from shared.logs.masking import SecretMasker, secret_values
-from shared.settings import Settings
+from shared.settings import ConfigurationError, Settings
+from shared.temporal import payload_keys
 
 __all__ = ["configure_logging", "props"]
 
@@ -22,7 +23,8 @@ _QUIET = dict.fromkeys(
 def configure_logging(settings: Settings, *, process: str, to_file: bool | None = None,
                       extra_secrets: list[str] | None = None) -> SecretMasker:
     """Route the root logger to the console and (optionally) the daily file, both masked."""
-    masker = SecretMasker([*secret_values(settings), *(extra_secrets or [])])
+    masker = SecretMasker([*secret_values(settings), *_payload_key_secrets(settings),
+                           *(extra_secrets or [])])
     formatter = SeedLineFormatter(masker, {"Process": process})
     root = logging.getLogger()
     for handler in list(root.handlers):
@@ -47,3 +49,13 @@ def configure_logging(settings: Settings, *, process: str, to_file: bool | None 
         logging.getLogger(name).handlers.clear()
         logging.getLogger(name).propagate = True
     return masker
+
+
+def _payload_key_secrets(settings: Settings) -> list[str]:
+    """Each payload key on its own, also when read from the key file (a bad one is reported
+    where it is used)."""
+    try:
+        keys = payload_keys(settings, generate=False)
+    except ConfigurationError:
+        return []
+    return keys.secrets() if keys else []

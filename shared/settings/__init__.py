@@ -32,6 +32,7 @@ from shared.settings.core import (
     GrpcSettings,
     LogSettings,
     OperatorAccount,
+    PayloadCodecSettings,
     PortSettings,
     ReadinessSettings,
     TemporalServerSettings,
@@ -62,7 +63,7 @@ __all__ = [
     "DEV_MIDAZ_LEDGER_ID", "DEV_MIDAZ_ORGANIZATION_ID", "ENV_PREFIX", "SEED_SISBAJUD_ENV",
     "ClusterSettings", "ConfigurationError", "DashboardSettings", "GrpcSettings",
     "InputFolderSettings", "InstitutionSettings", "LogSettings", "NotificationSettings",
-    "OperatorAccount", "PickupSettings", "PipelineSettings", "PortSettings",
+    "OperatorAccount", "PayloadCodecSettings", "PickupSettings", "PipelineSettings", "PortSettings",
     "ReadinessSettings", "Settings", "SignerSettings", "SigningSettings", "SisbajudSettings",
     "StorageSettings", "TemporalServerSettings", "TemporalSettings", "UploadSettings",
     "describe_validation_error", "load_settings", "normalise_database_url", "seconds_of",
@@ -98,6 +99,7 @@ class Settings(BaseSettings):
     dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
     readiness: ReadinessSettings = Field(default_factory=ReadinessSettings)
     grpc: GrpcSettings = Field(default_factory=GrpcSettings)
+    payload_codec: PayloadCodecSettings = Field(default_factory=PayloadCodecSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -130,6 +132,12 @@ class Settings(BaseSettings):
     def api_key_file(self) -> Path:
         """Where `esteira dev` keeps a generated API key."""
         return self.data_dir.resolve() / "api-key"
+
+    @property
+    def payload_key_file(self) -> Path:
+        """`PayloadCodec:KeyFile`, else `data/keys/temporal-payload.keys`."""
+        return (self.payload_codec.key_file
+                or self.data_dir / "keys" / "temporal-payload.keys").resolve()
 
     @property
     def sqlalchemy_url(self) -> str:

@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from shared.web_urls import web_url
+
 ENV_PREFIX = "ESTEIRA_"
 CONFIG_FILE_ENV = "ESTEIRA_CONFIG_FILE"
 # A Temporal dynamic config key: `service.settingName`, nothing the CLI could read as a flag.
@@ -92,6 +94,18 @@ class DashboardSettings(BaseModel):
     session_minutes: int = Field(default=480, ge=1)
     # Cookies marked Secure (set behind TLS); plain http on loopback in development.
     secure_cookies: bool = False
+    # This many wrong passwords in a row lock an operator name for `SignInLockoutSeconds`,
+    # during which even the right password is refused (429 with Retry-After).
+    sign_in_max_failures: int = Field(default=5, ge=1)
+    sign_in_lockout_seconds: int = Field(default=300, ge=1)
+    # The Temporal Web UI as operators' browsers reach it (a proxy, an ingress, Temporal
+    # Cloud's `https://cloud.temporal.io`); None: the embedded UI's port on this host.
+    temporal_ui_url: str | None = None
+
+    @field_validator("temporal_ui_url")
+    @classmethod
+    def _web_ui_url(cls, value: str | None) -> str | None:
+        return web_url(value)
 
 
 class TemporalSettings(BaseSettings):
@@ -108,6 +122,25 @@ class TemporalSettings(BaseSettings):
     tls_client_key_path: Path | None = None
     tls_server_ca_cert_path: Path | None = None
     tls_server_name: str | None = None
+
+
+# --- Payload encryption (hardening: personal and financial data in Temporal) ---
+class PayloadCodecSettings(BaseModel):
+    """`PayloadCodec:*` — AES-256-GCM over every Temporal payload, keys by id."""
+
+    # Off only on purpose (a cluster that encrypts elsewhere); outside Development keys are
+    # then required, in Development `esteira dev` generates `KeyFile`.
+    enabled: bool = True
+    # `id:base64key` entries (32-byte keys) separated by commas: every key decrypts, the last
+    # one encrypts. Rotate by appending a new entry; drop an old one only when no open
+    # workflow's history still needs it.
+    keys: SecretStr | None = None
+    # The same entries one per line; default `data/keys/temporal-payload.keys`.
+    key_file: Path | None = None
+    # Browser origins (the Temporal Web UI) allowed to call the codec endpoint; none in
+    # Development means the embedded UI's own address.
+    cors_origins: list[str] = Field(default_factory=list)
+# --- end of the payload encryption block ---
 
 
 # --- The embedded Temporal dev server of `esteira dev` (hardening: exposed control planes) ---
@@ -148,6 +181,9 @@ class ReadinessSettings(BaseModel):
     # A worker process silent this long is taken for dead, although Temporal keeps listing
     # its pollers for about a minute.
     poller_stale_seconds: float = Field(default=15.0, ge=1)
+    # Processes that must be running and beating (a `process:<role>` line each); None: the
+    # watcher with the signer, the webhook gateway with SISBAJUD, gRPC with any domain.
+    processes: list[Literal["watcher", "grpc", "webhook"]] | None = None
 # --- end of the readiness block ---
 
 

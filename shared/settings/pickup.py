@@ -8,6 +8,8 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
+from shared.web_urls import web_url
+
 # Defaults of a new school's day: the columns `pickup_schools.time_zone` / `day_start`.
 DEFAULT_DAY_TIME_ZONE = "America/Sao_Paulo"
 DEFAULT_DAY_START = "00:00"
@@ -50,11 +52,17 @@ class PickupSettings(BaseModel):
     ledger_retry_initial_seconds: float = Field(default=1.0, gt=0)
     ledger_retry_max_seconds: float = Field(default=60.0, gt=0)
     notification_webhook_url: str | None = None
+    # Standard Webhooks secret (`whsec_<base64>`) signing each notification; required with
+    # the URL outside Development.
+    notification_webhook_secret: SecretStr | None = None
     # A notification that keeps failing is retried on its own, with exponential backoff from
     # the initial delay up to the cap, then set `failed` (alarm, operator requeue).
     notification_max_attempts: int = Field(default=8, ge=1)
     notification_retry_initial_seconds: float = Field(default=30.0, gt=0)
     notification_retry_max_seconds: float = Field(default=3600.0, gt=0)
+
+    # Called by workers: web URLs only (a file:// URL must not reach the HTTP client).
+    _web_urls = field_validator("turnstile_url", "notification_webhook_url")(web_url)
 
     @field_validator("day_time_zone")
     @classmethod

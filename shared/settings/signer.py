@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
 
 class PipelineSettings(BaseModel):
@@ -106,6 +106,25 @@ class NotificationSettings(BaseModel):
     # None: the SMTP sink of `esteira dev` on <host>:<ports.smtp>.
     smtp_host: str | None = None
     smtp_port: int | None = Field(default=None, ge=1, le=65535)
+    # `starttls` upgrades a plain connection (port 587) and fails if the server won't;
+    # `tls` is implicit TLS from the first byte (SMTPS, port 465); `none` only for a relay on
+    # this host or the dev sink.
+    smtp_security: Literal["none", "starttls", "tls"] = "none"
+    smtp_username: str | None = None
+    smtp_password: SecretStr | None = None
+    # PEM CA bundle that issued the relay's certificate; None: the system's trust store.
+    smtp_ca_file: Path | None = None
     from_address: str = "esteira@localhost"
     # The address approvers reach the API at; None: http://<host>:<ports.api>.
     public_url: str | None = None
+
+    @model_validator(mode="after")
+    def _auth_over_tls(self) -> NotificationSettings:
+        if (self.smtp_username is None) != (self.smtp_password is None):
+            raise ValueError("ESTEIRA_NOTIFICATIONS__SMTP_USERNAME and …__SMTP_PASSWORD go "
+                             "together: set both or neither")
+        if self.smtp_username is not None and self.smtp_security == "none":
+            # AUTH PLAIN/LOGIN send the password as base64: never over a clear connection.
+            raise ValueError("ESTEIRA_NOTIFICATIONS__SMTP_USERNAME needs "
+                             "ESTEIRA_NOTIFICATIONS__SMTP_SECURITY=starttls or tls")
+        return self

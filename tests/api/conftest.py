@@ -26,6 +26,7 @@ async def make_context(settings: Settings, temporal_env: WorkflowEnvironment) ->
     """
     await bootstrap(settings)
     settings.readiness.worker_domains = []
+    settings.readiness.processes = []  # no watcher, gRPC or gateway runs in these tests
     engine = create_engine(settings.sqlalchemy_url)
     await ProfileHealthReporter(settings, session_factory(engine), "test-worker").report_once()
 

@@ -24,7 +24,8 @@ from tests.deploy.targets import COMPOSE_FILE, REPO, compose, esteira_services, 
 # (compose/config/compose_spec.json), vendored because no registry package ships it alone.
 SCHEMA = json.loads((REPO / "tests" / "deploy" / "schemas" / "compose-spec.json").read_text())
 OPS_PORT = 9464
-SECRETS = ("POSTGRES_PASSWORD", "ESTEIRA_API_KEY", "ESTEIRA_SISBAJUD__HUB_WEBHOOK_SECRETS",
+SECRETS = ("POSTGRES_PASSWORD", "ESTEIRA_API_KEY", "ESTEIRA_PAYLOAD_CODEC__KEYS",
+           "ESTEIRA_SISBAJUD__HUB_WEBHOOK_SECRETS",
            "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_ID", "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_SECRET")
 
 

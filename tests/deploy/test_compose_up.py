@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from activities.signer.crypto.samples import make_pdf
+from shared.payload_codec import new_key_entry
 from tests.deploy.docker_engine import docker, owned_by_image_user, poll
 from tests.deploy.targets import COMPOSE_FILE, REPO
 from tests.deploy.test_image import pdfsig, signing_pki, sisbajud_settings
@@ -129,6 +130,7 @@ def stack(esteira_image, postgres_image, tmp_path):
         "ESTEIRA_SIGNING__PROFILES": json.dumps(profiles),
         "POSTGRES_PASSWORD": secrets.token_urlsafe(16),
         "ESTEIRA_API_KEY": secrets.token_urlsafe(32),
+        "ESTEIRA_PAYLOAD_CODEC__KEYS": new_key_entry(),
         **{f"ESTEIRA_TEST_PORT_{name}": str(port) for name, port in ports.items()},
         **sisbajud_settings(f"http://127.0.0.1:{ports['NOBODY']}"),
     }

@@ -26,6 +26,8 @@ from tests.deploy.targets import (
 # SISBAJUD executor and gateway refuse to start without their credentials.
 REQUIRED = {
     "ESTEIRA_API_KEY", "ESTEIRA_DATABASE_URL", "TEMPORAL_ADDRESS",
+    # Outside Development Temporal payloads are encrypted, so a key is required.
+    "ESTEIRA_PAYLOAD_CODEC__KEYS",
     "ESTEIRA_SISBAJUD__HUB_WEBHOOK_SECRETS", "ESTEIRA_SISBAJUD__MENSAGERIA_URL",
     "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_ID", "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_SECRET",
     # Has a default, but it is the dev ledger of the Midaz simulator.
@@ -69,6 +71,14 @@ OPTIONAL = {
     "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN_URL": "defaults to the Mensageria URL + /oauth/token",
     "ESTEIRA_SISBAJUD__SYSTEMPLANE_DSN": "only where routes come from Lerian's Systemplane",
     "ESTEIRA_TEMPORAL_SERVER__DYNAMIC_CONFIG": "tuning of the embedded dev server over ours",
+    "ESTEIRA_PAYLOAD_CODEC__KEY_FILE": "the keys setting is used; a file only in Development",
+    "ESTEIRA_PAYLOAD_CODEC__CORS_ORIGINS": "only where operators decode in the Temporal UI",
+    "ESTEIRA_DASHBOARD__TEMPORAL_UI_URL": "links to this host's embedded UI port otherwise",
+    "ESTEIRA_NOTIFICATIONS__SMTP_USERNAME": "approval e-mails through a relay that wants AUTH",
+    "ESTEIRA_NOTIFICATIONS__SMTP_PASSWORD": "approval e-mails through a relay that wants AUTH",
+    "ESTEIRA_NOTIFICATIONS__SMTP_CA_FILE": "the system's trust store otherwise",
+    "ESTEIRA_PICKUP__NOTIFICATION_WEBHOOK_SECRET": "only where guardians are notified",
+    "ESTEIRA_READINESS__PROCESSES": "derived from the worker domains",
 }
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.profiles import ensure_dev_pki
+from shared.payload_codec import new_key_entry
 from tests.deploy.docker_engine import IMAGE_UID, docker, owned_by_image_user, poll
 from tests.support.ports import free_ports
 
@@ -137,6 +138,7 @@ def deployment(esteira_image, tmp_path):
     settings = {
         "ESTEIRA_HOST": "127.0.0.1", "ESTEIRA_PORTS__API": api,
         "TEMPORAL_ADDRESS": f"127.0.0.1:{temporal}", "ESTEIRA_API_KEY": key,
+        "ESTEIRA_PAYLOAD_CODEC__KEYS": new_key_entry(),
         "ESTEIRA_SIGNING__PROFILES": json.dumps(profiles),
         **sisbajud_settings(f"http://127.0.0.1:{nobody}"),
     }

@@ -15,10 +15,11 @@ import httpx
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 from services.grpc_server.gen.esteira.v1 import system_pb2, system_pb2_grpc
 from shared.contracts.ops import TASK_QUEUE, ProbeResult, RunProbeInput, probe_workflow_id
+from shared.settings import Settings
+from shared.temporal import data_converter
 from tests.support.ports import free_ports
 
 pytestmark = pytest.mark.e2e
@@ -115,8 +116,9 @@ def _alive(pid: int) -> bool:
 
 
 async def _run_probe(run: DevRun, workflow_id: str) -> ProbeResult:
-    client = await Client.connect(f"127.0.0.1:{run.temporal}",
-                                  data_converter=pydantic_data_converter)
+    # The workers encrypt with the key `esteira dev` generated: this client reads it too.
+    converter = data_converter(Settings(data_dir=run.workdir / "data"))
+    client = await Client.connect(f"127.0.0.1:{run.temporal}", data_converter=converter)
     return await client.execute_workflow("ops-probe", RunProbeInput(payload="e2e"),
                                          id=workflow_id, task_queue=TASK_QUEUE,
                                          result_type=ProbeResult,
@@ -146,6 +148,14 @@ async def test_dev_boots_serves_stops_cleanly_and_resumes(tmp_path):
         assert httpx.get(f"http://127.0.0.1:{run.ui}/", timeout=10).status_code == 200
         ui_settings = httpx.get(f"http://127.0.0.1:{run.ui}/api/v1/settings", timeout=10)
         assert ui_settings.json()["DisableWriteActions"] is True
+        # The UI decodes payloads through the API's codec server with the operator's cookie.
+        assert ui_settings.json()["Codec"] == {
+            **ui_settings.json()["Codec"], "IncludeCredentials": True,
+            "Endpoint": f"http://127.0.0.1:{run.api}/api/temporal-codec"}
+        assert "payload codec" in output and "AES-256-GCM" in output
+        key_file = tmp_path / "data" / "keys" / "temporal-payload.keys"
+        assert os.stat(key_file).st_mode & 0o777 == 0o600
+        assert key_file.read_text().split(":", 1)[1].strip() not in output
         terminate = httpx.post(f"http://127.0.0.1:{run.ui}/api/v1/namespaces/default/workflows/"
                                "any/terminate", json={}, timeout=10)
         assert terminate.status_code == 403

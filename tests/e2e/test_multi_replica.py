@@ -47,6 +47,8 @@ class Cluster(Deployment):
                "ESTEIRA_PIPELINE__HEARTBEAT_TIMEOUT_SECONDS": str(HEARTBEAT_TIMEOUT),
                # Only signer workers run here: readiness requires no other domain's.
                "ESTEIRA_READINESS__WORKER_DOMAINS": '["signer"]',
+               # No watcher, gRPC or gateway in this test: the APIs shouldn't wait for them.
+               "ESTEIRA_READINESS__PROCESSES": "[]",
                "ESTEIRA_LOGGING__TO_FILE": "false",
                "TEMPORAL_ADDRESS": self.temporal_env.client.service_client.config.target_host}
         api = subprocess.Popen([sys.executable, "-m", "services.cli", "api"], env=env, cwd=REPO,

@@ -40,6 +40,8 @@ def _start_worker(settings, temporal_env) -> subprocess.Popen:
            # Sweeps are schedules on the shared test server: none from this test.
            "ESTEIRA_PICKUP__SCHEDULES_ENABLED": "false",
            "ESTEIRA_LOGGING__TO_FILE": "false",
+           # Production requires a payload key; 32 bytes of zeros, base64.
+           "ESTEIRA_PAYLOAD_CODEC__KEYS": "k1:" + "A" * 43 + "=",
            "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host}
     return subprocess.Popen([sys.executable, "-m", "services.cli", "worker", "--domains", "all"],
                             env=env, cwd=REPO, start_new_session=True,

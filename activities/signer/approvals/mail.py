@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import smtplib
-from dataclasses import dataclass
+import ssl
+from dataclasses import dataclass, field
 from datetime import datetime
 from email.message import EmailMessage
+from pathlib import Path
 from urllib.parse import quote
 
 from sqlalchemy import update
@@ -50,12 +52,41 @@ def approval_link(base_url: str, job_id: str, token: str) -> str:
 
 @dataclass(frozen=True)
 class SmtpTarget:
-    """Where approval e-mails go."""
+    """Where approval e-mails go, and how the connection is protected and authenticated."""
 
     host: str
     port: int
     sender: str
     timeout_seconds: float = 10.0
+    security: str = "none"  # none | starttls | tls (Notifications:SmtpSecurity)
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    ca_file: Path | None = None
+
+    def tls_context(self) -> ssl.SSLContext:
+        """Certificate and host name checked, against `ca_file` or the system's roots."""
+        return ssl.create_default_context(cafile=str(self.ca_file) if self.ca_file else None)
+
+    def connect(self) -> smtplib.SMTP:
+        """A connection ready to send: TLS as configured, then AUTH when a user is set."""
+        if self.security == "tls":
+            client: smtplib.SMTP = smtplib.SMTP_SSL(self.host, self.port,
+                                                    timeout=self.timeout_seconds,
+                                                    context=self.tls_context())
+        else:
+            client = smtplib.SMTP(self.host, self.port, timeout=self.timeout_seconds)
+        try:
+            if self.security == "starttls":
+                # Raises SMTPNotSupportedError when the server doesn't offer it: never a
+                # silent fall back to clear text.
+                client.starttls(context=self.tls_context())
+                client.ehlo()
+            if self.username is not None:
+                client.login(self.username, self.password or "")
+        except BaseException:
+            client.close()
+            raise
+        return client
 
 
 class OutboxDrain:
@@ -101,6 +132,5 @@ class OutboxDrain:
         message["To"] = row.to_address
         message["Subject"] = row.subject
         message.set_content(row.body or "")
-        with smtplib.SMTP(self.smtp.host, self.smtp.port,
-                          timeout=self.smtp.timeout_seconds) as client:
+        with self.smtp.connect() as client:
             client.send_message(message)

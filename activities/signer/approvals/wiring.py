@@ -14,9 +14,14 @@ from shared.settings import Settings
 def smtp_target(settings: Settings) -> SmtpTarget:
     """`Notifications:Smtp*`, or the dev sink on this host."""
     notifications = settings.notifications
+    password = notifications.smtp_password
     return SmtpTarget(host=notifications.smtp_host or settings.host,
                       port=notifications.smtp_port or settings.ports.smtp,
-                      sender=notifications.from_address)
+                      sender=notifications.from_address,
+                      security=notifications.smtp_security,
+                      username=notifications.smtp_username,
+                      password=password.get_secret_value() if password else None,
+                      ca_file=notifications.smtp_ca_file)
 
 
 def approval_parts(settings: Settings, repository: JobRepository, storage: StorageTree,

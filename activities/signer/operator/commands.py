@@ -16,6 +16,7 @@ from shared.contracts.signer import JobSource, JobStatus, SignerErrorCode, job_w
 from shared.contracts.signer_approvals import ApprovalErrorCode
 from shared.db.models import utcnow
 from shared.db.signer_models import Job
+from shared.free_text import bounded_reason
 
 log = logging.getLogger("esteira.signer.operator")
 CANCELABLE = (JobStatus.QUEUED, JobStatus.AWAITING_APPROVAL, JobStatus.AWAITING_SIGNER)
@@ -24,6 +25,7 @@ CANCELABLE = (JobStatus.QUEUED, JobStatus.AWAITING_APPROVAL, JobStatus.AWAITING_
 async def cancel_job(repository: JobRepository, client: Client, job_id: str, *,
                      reason: str | None, actor: str) -> Job:
     """Queued / AwaitingApproval / AwaitingSigner -> Canceled; otherwise job.not-queued."""
+    reason = bounded_reason(reason)
     job = await repository.get(job_id)
     if job is None:
         raise refuse(SignerErrorCode.JOB_NOT_FOUND, f"No job with id {job_id}.")
@@ -62,7 +64,8 @@ async def retry_job(repository: JobRepository, enqueuer: Enqueuer, job_id: str) 
     source = Path(job.original_path)
     if not source.is_file():
         raise refuse(SignerErrorCode.JOB_INPUT_MISSING,
-                     f"The original input {source} is no longer on disk.")
+                     # The file's name, not its path: refusals don't map the host's disk.
+                     f"The original input {source.name} is no longer on disk.")
     profile = await repository.profile(job.profile_name or "")
     if profile is None:
         raise refuse(SignerErrorCode.PROFILE_NOT_FOUND,
@@ -71,7 +74,7 @@ async def retry_job(repository: JobRepository, enqueuer: Enqueuer, job_id: str) 
                                     folder=job.folder, parent_job_id=job.id)
     if result.outcome is Outcome.ALREADY_ACTIVE:
         raise refuse(SignerErrorCode.JOB_ALREADY_ACTIVE,
-                     f"Another active job already holds {source}.")
+                     f"Another active job already holds {source.name}.")
     if result.outcome is not Outcome.ENQUEUED:
         raise refuse(SignerErrorCode(result.code or SignerErrorCode.PROFILE_DISABLED),
                      result.message)

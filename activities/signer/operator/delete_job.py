@@ -19,6 +19,7 @@ from activities.signer.storage import Fingerprint, StorageTree, fingerprint_of
 from shared.contracts.signer import ACTIVE_STATUSES, JobSource, JobStatus, SignerErrorCode
 from shared.db.models import OperationalEvent
 from shared.db.signer_models import Job, JobHistory
+from shared.free_text import bounded_reason
 
 
 @dataclass
@@ -32,6 +33,7 @@ class DeleteReport:
 async def delete_job(repository: JobRepository, storage: StorageTree, client: Client,
                      job_id: str, *, actor: str, reason: str | None = None) -> DeleteReport:
     """Remove a job and the files it owns; a running job can't be deleted."""
+    reason = bounded_reason(reason)
     job = await repository.get(job_id)
     if job is None:
         raise refuse(SignerErrorCode.JOB_NOT_FOUND, f"No job with id {job_id}.")

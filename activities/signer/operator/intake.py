@@ -119,7 +119,8 @@ async def rescan(enqueuer: Enqueuer, repository: JobRepository, settings: Settin
                            and not ignored(p.name, folder.ignore))
         except OSError as exc:
             row.errors = 1
-            row.messages.append(f"{path} can't be listed: {exc.strerror}")
+            # The folder's name in the answer, its path only in the log.
+            row.messages.append(f"Folder {folder.name} can't be listed: {exc.strerror}")
             log.error("Rescan could not list %s: %s", path, exc)
             continue
         if not profile.enabled:

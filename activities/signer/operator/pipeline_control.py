@@ -15,6 +15,7 @@ from activities.signer.operator.errors import refuse
 from shared.contracts.signer import SignerErrorCode
 from shared.db.models import OperationalEvent, PipelineState, utcnow
 from shared.db.pipeline import read_pipeline_state
+from shared.free_text import bounded_reason
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ async def pipeline_state(sessions: async_sessionmaker[AsyncSession]) -> Pipeline
 async def set_paused(sessions: async_sessionmaker[AsyncSession], *, paused: bool,
                      actor: str, reason: str | None = None) -> PipelineView:
     """Pause or resume; already in that state -> no-op; lost race -> pipeline.race-lost."""
+    reason = bounded_reason(reason)
     async with sessions() as session:
         state = await session.get(PipelineState, 1)
         if state is not None and state.paused == paused:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import secrets
 
 from fastapi import APIRouter, Request
@@ -55,13 +56,22 @@ async def login(request: Request) -> Response:
         return _login_page(request, error="The form expired; sign in again.", status=403,
                            next_url=next_url)
     auth = _auth(request)
+    username, now = str(form.get("username") or ""), utcnow()
+    locked = await auth.throttle.locked_for(username, now)
+    if locked is not None:
+        # Checked before the password: during a lockout the right one is refused too.
+        response = _login_page(request, status=429, next_url=next_url,
+                               error="Too many wrong passwords; try again later.")
+        response.headers["Retry-After"] = str(max(1, math.ceil(locked)))
+        return response
     # scrypt is ~50 ms of CPU: off the event loop, so a burst of logins can't stall the API.
-    name = await run_in_threadpool(auth.directory.authenticate,
-                                   str(form.get("username") or ""),
+    name = await run_in_threadpool(auth.directory.authenticate, username,
                                    str(form.get("password") or ""))
     if name is None:
+        await auth.throttle.failed(username, now)
         return _login_page(request, error="Wrong operator name or password.", status=401,
                            next_url=next_url)
+    await auth.throttle.succeeded(username)
     value, _session = auth.codec.issue(name, utcnow())
     response = RedirectResponse(next_url, status_code=303)
     response.set_cookie(SESSION_COOKIE, value, httponly=True, samesite="strict",
@@ -72,8 +82,12 @@ async def login(request: Request) -> Response:
 
 
 @router.post("/logout", include_in_schema=False)
-async def logout(_request: Request, _form: CheckedForm) -> RedirectResponse:
-    """End the session."""
+async def logout(request: Request, _form: CheckedForm) -> RedirectResponse:
+    """End the session, server-side too: a copy of the cookie no longer signs anyone in."""
+    auth = _auth(request)
+    session = await auth.session_of(request)
+    if session is not None:
+        await auth.revocations.revoke(session, utcnow())
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response

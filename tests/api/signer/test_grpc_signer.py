@@ -30,6 +30,7 @@ from services.grpc_server.main import build_server
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent
 from shared.db.signer_models import Job
+from shared.free_text import MAX_REASON_CHARS
 from shared.settings import Settings
 
 API_KEY = "test-api-key-0123456789"
@@ -170,6 +171,15 @@ async def test_pause_resume_and_state(signer):
     assert [e.message for e in await signer.events("PipelinePaused")] == [
         "Pipeline paused by operator. Reason: Manutenção."]
     assert len(await signer.events("PipelineResumed")) == 1
+
+
+async def test_a_pause_reason_past_the_bound_is_refused_over_grpc_too(signer):
+    long_reason = "x" * (MAX_REASON_CHARS + 1)
+    assert await refused(signer.stub.PausePipeline(pb.PausePipelineRequest(reason=long_reason),
+                                                   metadata=KEY)) == (
+        grpc.StatusCode.INVALID_ARGUMENT, "request.invalid")
+    state = await signer.stub.GetPipelineState(pb.GetPipelineStateRequest(), metadata=KEY)
+    assert not state.paused
 
 
 async def test_a_pause_losing_the_race_gets_race_lost_and_records_nothing(signer, backend):

@@ -46,6 +46,9 @@ def _worker_env(world: World, temporal_address: str, midaz: str, mensageria: str
         "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN": "m2m-token",
         "ESTEIRA_SISBAJUD__TICK_EVERY_SECONDS": "3600",
         "ESTEIRA_SISBAJUD__WRITE_HEARTBEAT_TIMEOUT_SECONDS": "2",
+        # The survivor runs in this process on the session's client, which has no payload
+        # key: both workers must speak the same data converter.
+        "ESTEIRA_PAYLOAD_CODEC__ENABLED": "false",
     })
     return env
 

@@ -11,6 +11,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 from services.api.routes.pickup.credential_schemas import CardValue, QrValue
 from shared.contracts.pickup import Kind
 from shared.settings.pickup import DAY_START_PATTERN
+from shared.web_urls import web_url
 
 
 class _Body(BaseModel):
@@ -26,6 +27,9 @@ class NewSchool(_Body):
     # The school day; defaults `ESTEIRA_PICKUP__DAY_TIME_ZONE` / `…__DAY_START`.
     time_zone: str | None = Field(default=None, max_length=64)
     day_start: str | None = Field(default=None, pattern=DAY_START_PATTERN)
+
+    # The worker calls this URL: a file:// (or any non-web scheme) must not get that far.
+    _web_turnstile_url = field_validator("turnstile_url")(web_url)
 
     @field_validator("time_zone")
     @classmethod
@@ -116,7 +120,9 @@ class Arrivals(_Body):
 class MonitorTarget(_Body):
     """Where the controller should push its Monitor events (our public base URL)."""
 
-    public_base_url: str = Field(min_length=1)
+    public_base_url: str = Field(min_length=1, max_length=500)
+
+    _web_base_url = field_validator("public_base_url")(web_url)
 
 
 PersonDecision = Literal["approve", "request-adjustments", "revoke"]
