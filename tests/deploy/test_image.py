@@ -140,6 +140,8 @@ def deployment(esteira_image, tmp_path):
         "TEMPORAL_ADDRESS": f"127.0.0.1:{temporal}", "ESTEIRA_API_KEY": key,
         "ESTEIRA_PAYLOAD_CODEC__KEYS": new_key_entry(),
         "ESTEIRA_SIGNING__PROFILES": json.dumps(profiles),
+        # Only the API and one worker run here: no watcher, gRPC or gateway is required.
+        "ESTEIRA_READINESS__PROCESSES": "[]",
         **sisbajud_settings(f"http://127.0.0.1:{nobody}"),
     }
     env_file = tmp_path / "esteira.env"
