@@ -25,7 +25,7 @@ from activities.signer.operator import (
 from activities.signer.operator.errors import refuse
 from services.api.context import ApiContext, ContextDep
 from services.api.routes import signer_views as views
-from shared.contracts.signer import SignerErrorCode
+from shared.contracts.signer import JobStatus, SignerErrorCode
 from shared.instances import cluster_instance_name
 
 router = APIRouter(prefix="/api", tags=["signer"])
@@ -80,7 +80,7 @@ async def pipeline_state(ctx: ContextDep) -> dict:
 @router.get("/jobs")
 async def list_jobs(
     ctx: ContextDep,
-    status: Annotated[list[str] | None, Query()] = None,
+    status: Annotated[list[JobStatus] | None, Query()] = None,
     profile: str | None = None, folder: str | None = None, text: str | None = None,
     created_from: Annotated[datetime | None, Query(alias="from")] = None,
     created_to: Annotated[datetime | None, Query(alias="to")] = None,
@@ -88,7 +88,7 @@ async def list_jobs(
     cursor: str | None = None,
 ) -> dict:
     """Jobs newest first, filtered, with a cursor to the next page."""
-    filters = jobs.JobFilter(statuses=status or [], profile=profile, folder=folder, text=text,
+    filters = jobs.JobFilter(statuses=[str(s) for s in status or ()], profile=profile, folder=folder, text=text,
                              created_from=created_from, created_to=created_to)
     rows, next_cursor = await jobs.list_jobs(ctx.sessions, filters, limit=limit, cursor=cursor)
     return {"items": [views.job_summary(job) for job in rows], "nextCursor": next_cursor}
