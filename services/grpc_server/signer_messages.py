@@ -10,8 +10,8 @@ from activities.signer.operator.jobs import JobDetail
 from activities.signer.operator.pipeline_control import PipelineView
 from services.grpc_server.gen.esteira.signer.v1 import signer_pb2
 from shared.db.models import as_utc
-from shared.errors import ErrorCode, EsteiraError
 from shared.db.signer_models import Job, JobHistory
+from shared.errors import ErrorCode, EsteiraError
 
 
 def timestamp(moment: datetime | None) -> Timestamp | None:

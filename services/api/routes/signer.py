@@ -88,8 +88,9 @@ async def list_jobs(
     cursor: str | None = None,
 ) -> dict:
     """Jobs newest first, filtered, with a cursor to the next page."""
-    filters = jobs.JobFilter(statuses=[str(s) for s in status or ()], profile=profile, folder=folder, text=text,
-                             created_from=created_from, created_to=created_to)
+    filters = jobs.JobFilter(statuses=[str(s) for s in status or ()], profile=profile,
+                             folder=folder, text=text, created_from=created_from,
+                             created_to=created_to)
     rows, next_cursor = await jobs.list_jobs(ctx.sessions, filters, limit=limit, cursor=cursor)
     return {"items": [views.job_summary(job) for job in rows], "nextCursor": next_cursor}
 
