@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel
 
 from services.api.row_answers import page_answer, row_answer
@@ -28,6 +30,7 @@ StudentPage = page_answer(StudentAnswer)
 GuardianPage = page_answer(GuardianAnswer)
 LinkPage = page_answer(LinkAnswer)
 PersonPage = page_answer(PersonAnswer)
+StudentList: Any = list[StudentAnswer]  # type: ignore[valid-type]
 
 
 class Board(BaseModel):
