@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from services.api.row_answers import page_answer, row_answer
 from shared.db.pickup_models import (
+    AuditEntry,
     AuthorizedPerson,
     EarlyRelease,
     Guardian,
@@ -31,6 +32,7 @@ GuardianPage = page_answer(GuardianAnswer)
 LinkPage = page_answer(LinkAnswer)
 PersonPage = page_answer(PersonAnswer)
 StudentList: Any = list[StudentAnswer]  # type: ignore[valid-type]
+AuditList: Any = list[row_answer(AuditEntry)]  # type: ignore[misc]
 
 
 class Board(BaseModel):

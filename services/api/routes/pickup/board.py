@@ -14,6 +14,7 @@ from activities.pickup.operator import ledger as outbound
 from activities.pickup.operator import scope as school_scope
 from services.api.context import ContextDep
 from services.api.routes.pickup.answers import (
+    AuditList,
     Board,
     Ledger,
     StudentAnswer,
@@ -77,7 +78,7 @@ async def undo(student_id: int, body: Versioned, sessions: Sessions, actor: Acto
     return student.model_dump(mode="json")
 
 
-@router.get("/audit")
+@router.get("/audit", response_model=AuditList)
 async def audit_trail(sessions: Sessions, entity: str | None = None,
                       entity_id: int | None = None, student_id: int | None = None,
                       school_id: int | None = None, day: date | None = None,
