@@ -16,8 +16,10 @@ run: $(STAMP)
 test: $(STAMP) system-deps
 	$(BIN)/pytest $(PYTEST_ARGS)
 
+# Ruff, then mypy on the whole tree (strict on shared/ and workflows/; see pyproject.toml).
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 proto: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" bash scripts/gen_proto.sh

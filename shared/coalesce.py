@@ -18,10 +18,10 @@ class Coalescer(Generic[Item, Result]):
     caller alone. An exception it raises goes to every caller of that batch, and only them.
     """
 
-    def __init__(self, batch: Batch, *, limit: int | None = None) -> None:
+    def __init__(self, batch: Batch[Item, Result], *, limit: int | None = None) -> None:
         self._batch = batch
         self._limit = limit  # items per batch at most (the rest go in the next one)
-        self._pending: list[tuple[Item, asyncio.Future]] = []
+        self._pending: list[tuple[Item, asyncio.Future[Result]]] = []
         self._running = asyncio.Lock()
 
     @property
@@ -30,7 +30,7 @@ class Coalescer(Generic[Item, Result]):
         return len(self._pending)
 
     async def __call__(self, item: Item) -> Result:
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
         self._pending.append((item, future))
         try:
             async with self._running:
@@ -46,7 +46,7 @@ class Coalescer(Generic[Item, Result]):
             future.cancel()  # its batch (which may still run it) skips a cancelled caller
             raise
 
-    async def _answer(self, batch: list[tuple[Item, asyncio.Future]]) -> None:
+    async def _answer(self, batch: list[tuple[Item, asyncio.Future[Result]]]) -> None:
         try:
             outcomes = list(await self._batch([item for item, _ in batch]))
         except Exception as exc:

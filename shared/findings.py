@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from shared.db.finding_models import WorkerFinding
@@ -31,5 +31,5 @@ async def read_findings(sessions: async_sessionmaker[AsyncSession], keys: Iterab
         return {}
     async with sessions() as session:
         rows = (await session.exec(select(WorkerFinding).where(
-            WorkerFinding.key.in_(wanted)))).all()
+            col(WorkerFinding.key).in_(wanted)))).all()
     return {row.key: row for row in rows}

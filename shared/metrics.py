@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -48,14 +50,14 @@ def exposition() -> bytes:
     """Text exposition of every metric; across processes when they share a folder."""
     if os.environ.get(MULTIPROC_ENV):
         registry = CollectorRegistry()
-        prometheus_multiprocess.MultiProcessCollector(registry)
+        prometheus_multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         return generate_latest(registry)
     return generate_latest(REGISTRY)
 
 
 def mark_process_dead(pid: int, directory: Path) -> None:
     """Drop an exited process's live gauges (e.g. jobs in flight) from the shared folder."""
-    prometheus_multiprocess.mark_process_dead(pid, str(directory))
+    prometheus_multiprocess.mark_process_dead(pid, str(directory))  # type: ignore[no-untyped-call]
 
 
 class TemporalMetricsBridge:
@@ -68,7 +70,7 @@ class TemporalMetricsBridge:
         # attribute object for many updates of the same series, so a key made of object ids
         # missed on most of them and kept every object it had seen: a leak in a long-lived
         # worker, and a label lookup per update.
-        self._series: dict[tuple[str, frozenset], object] = {}
+        self._series: dict[tuple[str, frozenset[Any]], Any] = {}
 
     def drain(self) -> int:
         """Move buffered SDK updates into our registry; returns how many were moved."""
@@ -76,8 +78,8 @@ class TemporalMetricsBridge:
         # A counter's updates add up, and only a gauge's last value counts: each series is
         # written once per drain. Multiprocess values cost a file write each, and a busy
         # worker buffers thousands of updates between drains.
-        added: dict[object, float] = {}
-        latest: dict[object, float] = {}
+        added: dict[Any, float] = {}
+        latest: dict[Any, float] = {}
         for update in updates:
             child = self._child(update)
             kind = update.metric.kind
@@ -93,7 +95,7 @@ class TemporalMetricsBridge:
             child.set(value)
         return len(updates)
 
-    def _child(self, update):
+    def _child(self, update: Any) -> Any:
         """The labelled metric of an update's series, looked up once per series."""
         key = (update.metric.name, frozenset(update.attributes.items()))
         child = self._series.get(key)
@@ -110,12 +112,13 @@ class TemporalMetricsBridge:
             self.drain()
             await asyncio.sleep(_BRIDGE_INTERVAL_SECONDS)
 
-    def _metric_for(self, update) -> tuple[object, tuple[str, ...]]:
+    def _metric_for(self, update: Any) -> tuple[Any, tuple[str, ...]]:
         name = update.metric.name
         if name not in _BRIDGED:
             labels = tuple(sorted(str(k) for k in update.attributes))
             description = update.metric.description or name
             kind = update.metric.kind
+            metric: Counter | Gauge | Histogram
             if kind == BUFFERED_METRIC_KIND_COUNTER:
                 metric = Counter(name, description, labels)
             elif kind == BUFFERED_METRIC_KIND_GAUGE:
@@ -127,7 +130,7 @@ class TemporalMetricsBridge:
 
 
 @contextlib.asynccontextmanager
-async def bridged_runtime():
+async def bridged_runtime() -> AsyncIterator[Runtime]:
     """A Temporal runtime whose metrics reach prometheus_client while the block runs."""
     bridge = TemporalMetricsBridge()
     task = asyncio.create_task(bridge.run())

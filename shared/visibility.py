@@ -20,7 +20,7 @@ def is_unregistered(exc: RPCError) -> bool:
 
 async def start_workflow(client: Client, workflow: str, arg: Any, *,
                          search_attributes: TypedSearchAttributes, memo: dict[str, Any],
-                         **options: Any) -> WorkflowHandle:
+                         **options: Any) -> WorkflowHandle[Any, Any]:
     """`client.start_workflow` with attributes and memo; on a cluster `esteira migrate` has not
     prepared yet, the same start without the attributes (the workflow then upserts none)."""
     try:

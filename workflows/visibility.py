@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
 
@@ -9,7 +11,7 @@ with workflow.unsafe.imports_passed_through():
     from shared.contracts.search_attributes import PATCH_ID, summary_memo
 
 
-def publish(anchor: SearchAttributeKey, *updates: SearchAttributeUpdate,
+def publish(anchor: SearchAttributeKey[Any], *updates: SearchAttributeUpdate[Any],
             summary: str | None = None) -> None:
     """Upsert `updates` (and the memo's summary) when the run started with `anchor` set.
 

@@ -10,10 +10,13 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DataError, DBAPIError, OperationalError
+from starlette.exceptions import HTTPException
 
 from services.api.auth import SELF_AUTHENTICATED_PREFIXES, ApiKeyMiddleware
 from services.api.context import ApiContext
+from services.api.contract import document_contract
 from services.api.pickup_stream import install_stream_hub, stream_lifespan
+from services.api.problem import ProblemResponse, problem_body
 from services.api.refusal import refusal
 from services.api.routes import (
     pickup,
@@ -62,9 +65,11 @@ def create_app(context: ApiContext) -> FastAPI:
     install_dashboard(app, context)
     app.add_exception_handler(EsteiraError, _esteira_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(DBAPIError, _store_error)
     app.add_exception_handler(OverflowError, _unstorable_value)
     app.add_exception_handler(Exception, _unexpected_error)
+    document_contract(app)
     return app
 
 
@@ -79,6 +84,18 @@ async def _validation_error(_request: Request, exc: RequestValidationError) -> J
     problems = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")),
                  "type": str(e.get("type", ""))} for e in exc.errors()]
     return refusal(error, errors=problems)
+
+
+async def _http_error(_request: Request, exc: HTTPException) -> JSONResponse:
+    # What the framework refuses before a route runs (a body it can't parse, a path or a
+    # method no route has) answers in the house shape too, never `{"detail": …}`.
+    if exc.status_code == 400:
+        return refusal(EsteiraError(ErrorCode.REQUEST_INVALID,
+                                    f"The request body could not be read: {exc.detail}"))
+    if exc.status_code == 404:
+        return refusal(EsteiraError(ErrorCode.NOT_FOUND, "No such resource."))
+    body = problem_body(exc.status_code, ErrorCode.REQUEST_INVALID, str(exc.detail))
+    return ProblemResponse(body, status_code=exc.status_code, headers=exc.headers)
 
 
 async def _store_error(request: Request, exc: DBAPIError) -> JSONResponse:

@@ -16,6 +16,7 @@ from temporalio.client import Client
 from temporalio.runtime import Runtime
 
 from services.grpc_server.auth import ApiKeyInterceptor
+from services.grpc_server.decoding import DecodingInterceptor
 from services.grpc_server.gen.esteira.v1 import pickup_pb2, system_pb2, system_pb2_grpc
 from services.grpc_server.pickup import add_pickup
 from services.grpc_server.signer import add_signer
@@ -55,7 +56,7 @@ class GrpcServer:
 def build_server(settings: Settings, sessions: async_sessionmaker[AsyncSession],
                  temporal: Callable[[], Awaitable[Client]], api_key: str) -> GrpcServer:
     """System, pickup and signer services behind the API key, health and reflection on."""
-    server = grpc.aio.server(interceptors=[ApiKeyInterceptor(api_key)])
+    server = grpc.aio.server(interceptors=[ApiKeyInterceptor(api_key), DecodingInterceptor()])
     system_pb2_grpc.add_SystemServiceServicer_to_server(SystemServicer(settings, sessions), server)
     add_pickup(server, settings, sessions)
     services = [add_signer(server, settings, sessions, temporal),

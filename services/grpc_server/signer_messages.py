@@ -11,6 +11,7 @@ from activities.signer.operator.pipeline_control import PipelineView
 from services.grpc_server.gen.esteira.signer.v1 import signer_pb2
 from shared.db.models import as_utc
 from shared.db.signer_models import Job, JobHistory
+from shared.errors import ErrorCode, EsteiraError
 
 
 def timestamp(moment: datetime | None) -> Timestamp | None:
@@ -23,8 +24,13 @@ def timestamp(moment: datetime | None) -> Timestamp | None:
 
 
 def moment(stamp: Timestamp, present: bool) -> datetime | None:
-    """The aware datetime of a Timestamp field that was set."""
-    return stamp.ToDatetime(tzinfo=UTC) if present else None
+    """The aware datetime of a Timestamp field that was set (INVALID_ARGUMENT past its range)."""
+    if not present:
+        return None
+    try:
+        return stamp.ToDatetime(tzinfo=UTC)
+    except (ValueError, OverflowError) as exc:  # seconds past year 9999, nanos out of range
+        raise EsteiraError(ErrorCode.REQUEST_INVALID, f"A timestamp is not valid: {exc}") from exc
 
 
 def job(row: Job) -> signer_pb2.Job:

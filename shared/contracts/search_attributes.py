@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from temporalio.common import (
     SearchAttributeKey,
     SearchAttributePair,
@@ -19,7 +21,7 @@ SCHOOL_ID = SearchAttributeKey.for_keyword("SchoolId")
 STUDENT_ID = SearchAttributeKey.for_keyword("StudentId")
 
 # Everything `esteira migrate` and the dev server register.
-REGISTERED: tuple[SearchAttributeKey, ...] = (
+REGISTERED: tuple[SearchAttributeKey[Any], ...] = (
     FILE_NAME, PROFILE, JOB_STATUS, ORDER_ID, INSTITUTION_ID, EXECUTION_STATE, SCHOOL_ID,
     STUDENT_ID)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
@@ -60,7 +61,7 @@ def describe_store(url: str) -> str:
     return f"PostgreSQL ({parsed.host}:{parsed.port or 5432}/{parsed.database})"
 
 
-def apply_sqlite_pragmas(dbapi_connection, _record) -> None:
+def apply_sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     """WAL, foreign keys and the busy wait on each new SQLite connection."""
     cursor = dbapi_connection.cursor()
     for pragma in SQLITE_PRAGMAS:

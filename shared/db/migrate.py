@@ -8,6 +8,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy.engine import Connection
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 
@@ -34,6 +35,6 @@ def head_revisions() -> set[str]:
     return set(ScriptDirectory.from_config(alembic_config("sqlite://")).get_heads())
 
 
-def current_revisions(sync_connection) -> set[str]:
+def current_revisions(sync_connection: Connection) -> set[str]:
     """The revisions a database is at, one per branch."""
     return set(MigrationContext.configure(sync_connection).get_current_heads())

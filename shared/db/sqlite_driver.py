@@ -52,7 +52,7 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
     def __init__(self, adapt_connection: AsyncAdapt_aiosqlite_connection):
         self._adapt_connection = adapt_connection
         self._connection = adapt_connection._connection
-        self._cursor = None
+        self._cursor = None  # type: ignore[assignment]  # statements bring their own cursor
         self._soft_closed_memoized = EMPTY_DICT
         self._rows = collections.deque()
         self._description = None
@@ -68,7 +68,7 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
         return self._rowcount
 
     @property
-    def lastrowid(self) -> int | None:
+    def lastrowid(self) -> int | None:  # type: ignore[override]  # sqlite3's may be None
         return self._lastrowid
 
     async def _async_soft_close(self) -> None:
@@ -90,9 +90,11 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
             self._adapt_connection._handle_exception(error)
 
     async def _finish(self, operation: Any, parameters: Any, *, many: bool) -> None:
-        connection: aiosqlite.Connection = self._connection
+        # SQLAlchemy types it as its DBAPI protocol; here it is aiosqlite's own connection.
+        connection: aiosqlite.Connection = self._connection  # type: ignore[assignment]
         async with self._adapt_connection._execute_mutex:
-            description, rows, rowcount, lastrowid = await connection._execute(
+            # aiosqlite's own hop onto its thread (untyped, private).
+            description, rows, rowcount, lastrowid = await connection._execute(  # type: ignore[no-untyped-call]
                 _run_statement, connection._conn, operation, parameters, many)
         self._description, self._rowcount, self._lastrowid = description, rowcount, lastrowid
         self._rows = collections.deque(rows)
@@ -103,7 +105,7 @@ class OneHopConnection(AsyncAdapt_aiosqlite_connection):
 
     __slots__ = ()
 
-    _cursor_cls = OneHopCursor
+    _cursor_cls = OneHopCursor  # type: ignore[assignment]  # a subclass of the declared one
 
     def commit(self) -> None:
         if self._in_transaction():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime
+from typing import Any
 
 LEVEL_CODES = {
     logging.DEBUG: "DBG",
@@ -37,7 +38,7 @@ def format_properties(properties: dict[str, object]) -> str:
 class SeedLineFormatter(logging.Formatter):
     """Formats one record as one plain-text line (exception text follows, indented)."""
 
-    def __init__(self, masker=None, static_props: dict[str, object] | None = None) -> None:
+    def __init__(self, masker: Any = None, static_props: dict[str, object] | None = None) -> None:
         super().__init__()
         self._masker = masker
         self._static = static_props or {}

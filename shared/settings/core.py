@@ -172,12 +172,16 @@ class TemporalServerSettings(BaseModel):
 
 
 # --- Readiness (hardening: a worker polling is part of being ready) ---
+WorkerDomain = Literal["signer", "pickup", "sisbajud", "ops"]
+DEFAULT_WORKER_DOMAINS: tuple[WorkerDomain, ...] = ("signer", "pickup", "sisbajud")
+
+
 class ReadinessSettings(BaseModel):
     """`Readiness:*` — what /api/ready, the banner and `esteira status` require."""
 
     # Domains whose task queues must have a live polling worker; [] requires none.
-    worker_domains: list[Literal["signer", "pickup", "sisbajud", "ops"]] = Field(
-        default_factory=lambda: ["signer", "pickup", "sisbajud"])
+    worker_domains: list[WorkerDomain] = Field(
+        default_factory=lambda: list(DEFAULT_WORKER_DOMAINS))
     # A worker process silent this long is taken for dead, although Temporal keeps listing
     # its pollers for about a minute.
     poller_stale_seconds: float = Field(default=15.0, ge=1)

@@ -118,7 +118,7 @@ class SisbajudSettings(BaseModel):
     def _seed_environment(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        seeded = {name: os.environ[env] for name, env in SEED_SISBAJUD_ENV.items()
+        seeded: dict[str, Any] = {name: os.environ[env] for name, env in SEED_SISBAJUD_ENV.items()
                   if os.environ.get(env) and name not in data}
         for name, value in seeded.items():
             if name.endswith("_seconds") and name != "hub_webhook_max_skew_seconds":

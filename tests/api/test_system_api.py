@@ -51,7 +51,10 @@ async def test_ready_details_needs_the_key_and_gives_detail(api):
 async def test_wrong_key_is_refused_with_a_json_error(api):
     response = await api.get("/api/ready/details", headers={"X-API-Key": "nope"})
     assert response.status_code == 401
-    assert response.json() == {"code": "auth.invalid-key", "message": "The API key is not valid."}
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.json() == {"type": "about:blank", "title": "Unauthorized", "status": 401,
+                               "detail": "The API key is not valid.", "code": "auth.invalid-key",
+                               "message": "The API key is not valid."}
 
 
 async def test_unknown_api_paths_are_closed_before_they_exist(api):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+from http import HTTPStatus
 from pathlib import Path
 
 import grpc
@@ -107,8 +108,11 @@ def test_rest_and_grpc_refusals_read_the_same_row():
     error = SIGNER_ERRORS.error(SignerErrorCode.UPLOAD_TOO_LARGE, "too big")
     response = refusal(error, headers={"Retry-After": "5"}, errors=[])
     assert response.status_code == 413 and response.headers["retry-after"] == "5"
-    assert json.loads(response.body) == {"code": "upload.too-large", "message": "too big",
-                                         "errors": []}
+    assert response.media_type == "application/problem+json"
+    assert json.loads(response.body) == {"type": "about:blank",
+                                         "title": HTTPStatus(413).phrase, "status": 413,
+                                         "detail": "too big", "code": "upload.too-large",
+                                         "message": "too big", "errors": []}
     status = error_status(error)
     assert status.code is grpc.StatusCode.RESOURCE_EXHAUSTED
     assert status.details == "upload.too-large: too big"

@@ -21,5 +21,5 @@ class ProbeWorkflow:
     @workflow.run
     async def run(self, request: RunProbeInput) -> ProbeResult:
         return await workflow.execute_activity(
-            echo, request, start_to_close_timeout=ECHO_TIMEOUT, result_type=ProbeResult
+            echo, request, start_to_close_timeout=ECHO_TIMEOUT
         )

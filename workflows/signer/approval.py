@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -136,7 +137,7 @@ async def clean_up_canceled(job_id: str) -> None:
     await _step(APPROVAL_CLEANUP_ACTIVITY, job_id, ApprovalStepResult)
 
 
-async def _step(name: str, job_id: str, result_type: type):
+async def _step(name: str, job_id: str, result_type: type) -> Any:
     """One approval step activity on the workflow's queue, retried until the store answers."""
     return await workflow.execute_activity(
         name, ApprovalJobInput(job_id=job_id), start_to_close_timeout=STEP_TIMEOUT,

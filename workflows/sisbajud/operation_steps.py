@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -59,7 +60,7 @@ WRITE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1),
 REPLANS = 3
 
 
-async def _plan(run: OrderRun, method, order: Order) -> Plan | None:
+async def _plan(run: OrderRun, method: Any, order: Order) -> Plan | None:
     try:
         return await workflow.execute_activity_method(
             method, PlanInput(order=order), start_to_close_timeout=PLAN_TIMEOUT,
@@ -73,6 +74,7 @@ async def block(run: OrderRun, order: Order, resume: Wait | None = None
                 ) -> SettleInput | None:
     """BLOQUEIO; `resume`: a deferred write a previous run handed over."""
     outcome: WriteOutcome | None = None
+    plan: Plan | None
     for attempt in range(resume.attempt if resume else 0, REPLANS):
         if resume is not None and resume.plan is not None:
             plan, write = resume.plan, resume

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -46,7 +47,7 @@ class SisbajudTickWorkflow:
         return TickResult(stages=[await self._stage(name, method, request, queue)
                                   for name, method in stages])
 
-    async def _stage(self, name: StageName, method, request: TickInput,
+    async def _stage(self, name: StageName, method: Any, request: TickInput,
                      queue: str | None) -> StageResult:
         try:
             return await workflow.execute_activity_method(

@@ -25,7 +25,18 @@ from activities.signer.operator import (
 from activities.signer.operator.errors import refuse
 from services.api.context import ApiContext, ContextDep
 from services.api.routes import signer_views as views
-from shared.contracts.signer import SignerErrorCode
+from services.api.routes.signer_schemas import (
+    Cleared,
+    Event,
+    Folder,
+    JobDetail,
+    JobPage,
+    JobSummary,
+    PipelineState,
+    Profile,
+    RescanAnswer,
+)
+from shared.contracts.signer import JobStatus, SignerErrorCode
 from shared.instances import cluster_instance_name
 
 router = APIRouter(prefix="/api", tags=["signer"])
@@ -56,7 +67,7 @@ async def _enqueuer(ctx: ApiContext) -> wiring.Enqueuer:
     return wiring.enqueuer(ctx.sessions, ctx.settings, await ctx.temporal())
 
 
-@router.post("/pipeline/pause")
+@router.post("/pipeline/pause", response_model=PipelineState)
 async def pause(ctx: ContextDep, actor: ActorDep, body: PauseRequest | None = None) -> dict:
     """Hold the pipeline (idempotent); in-flight jobs finish."""
     view = await pipeline_control.set_paused(ctx.sessions, paused=True, actor=actor,
@@ -64,23 +75,23 @@ async def pause(ctx: ContextDep, actor: ActorDep, body: PauseRequest | None = No
     return views.pipeline(view)
 
 
-@router.post("/pipeline/resume")
+@router.post("/pipeline/resume", response_model=PipelineState)
 async def resume(ctx: ContextDep, actor: ActorDep) -> dict:
     """Resume claiming (idempotent)."""
     view = await pipeline_control.set_paused(ctx.sessions, paused=False, actor=actor)
     return views.pipeline(view)
 
 
-@router.get("/pipeline/state")
+@router.get("/pipeline/state", response_model=PipelineState)
 async def pipeline_state(ctx: ContextDep) -> dict:
     """Paused or running, since when, by whom, why."""
     return views.pipeline(await pipeline_control.pipeline_state(ctx.sessions))
 
 
-@router.get("/jobs")
+@router.get("/jobs", response_model=JobPage)
 async def list_jobs(
     ctx: ContextDep,
-    status: Annotated[list[str] | None, Query()] = None,
+    status: Annotated[list[JobStatus] | None, Query()] = None,
     profile: str | None = None, folder: str | None = None, text: str | None = None,
     created_from: Annotated[datetime | None, Query(alias="from")] = None,
     created_to: Annotated[datetime | None, Query(alias="to")] = None,
@@ -88,19 +99,20 @@ async def list_jobs(
     cursor: str | None = None,
 ) -> dict:
     """Jobs newest first, filtered, with a cursor to the next page."""
-    filters = jobs.JobFilter(statuses=status or [], profile=profile, folder=folder, text=text,
-                             created_from=created_from, created_to=created_to)
+    filters = jobs.JobFilter(statuses=[str(s) for s in status or ()], profile=profile,
+                             folder=folder, text=text, created_from=created_from,
+                             created_to=created_to)
     rows, next_cursor = await jobs.list_jobs(ctx.sessions, filters, limit=limit, cursor=cursor)
     return {"items": [views.job_summary(job) for job in rows], "nextCursor": next_cursor}
 
 
-@router.get("/jobs/{job_id}")
+@router.get("/jobs/{job_id}", response_model=JobDetail)
 async def get_job(ctx: ContextDep, job_id: str) -> dict:
     """One job with its history, parent, children, timings and output path."""
     return views.job_detail(await jobs.job_detail(ctx.sessions, job_id))
 
 
-@router.post("/jobs/{job_id}/cancel")
+@router.post("/jobs/{job_id}/cancel", response_model=JobSummary)
 async def cancel_job(ctx: ContextDep, actor: ActorDep, job_id: str,
                      body: CancelRequest | None = None) -> dict:
     """Cancel a Queued / AwaitingApproval / AwaitingSigner job; its input stays."""
@@ -109,7 +121,7 @@ async def cancel_job(ctx: ContextDep, actor: ActorDep, job_id: str,
     return views.job_summary(job)
 
 
-@router.post("/jobs/{job_id}/retry", status_code=201)
+@router.post("/jobs/{job_id}/retry", status_code=201, response_model=JobSummary)
 async def retry_job(ctx: ContextDep, job_id: str) -> dict:
     """A new job for a Failed one (same file, the profile it recorded, ParentJobId)."""
     repository = wiring.repository(ctx.sessions)
@@ -117,7 +129,7 @@ async def retry_job(ctx: ContextDep, job_id: str) -> dict:
     return views.job_summary(await repository.get(new_id))
 
 
-@router.post("/files", status_code=201)
+@router.post("/files", status_code=201, response_model=JobSummary)
 async def upload_file(ctx: ContextDep, file: Annotated[UploadFile, File()],
                       profile: Annotated[str | None, Form()] = None) -> dict:
     """Queue an uploaded file: same size limit, name sanitization and checks as the watcher."""
@@ -133,14 +145,14 @@ async def _chunks(file: UploadFile) -> AsyncIterator[bytes]:
         yield chunk
 
 
-@router.delete("/jobs")
+@router.delete("/jobs", response_model=Cleared)
 async def clear_jobs(ctx: ContextDep, actor: ActorDep) -> dict:
     """Clear Jobs: every job whatever its status, its files, and the events before it."""
     result = await clear.clear_jobs(ctx.sessions, wiring.storage(ctx.settings), actor=actor)
     return {**asdict(result), "message": result.message}
 
 
-@router.post("/rescan")
+@router.post("/rescan", response_model=RescanAnswer)
 async def rescan(ctx: ContextDep, folder: str | None = None) -> dict:
     """Queue every file of the input folder(s) that isn't an active job."""
     rows = await intake.rescan(await _enqueuer(ctx), wiring.repository(ctx.sessions),
@@ -148,7 +160,7 @@ async def rescan(ctx: ContextDep, folder: str | None = None) -> dict:
     return views.rescan_answer(rows)
 
 
-@router.get("/folders")
+@router.get("/folders", response_model=list[Folder])
 async def list_folders(ctx: ContextDep) -> list[dict]:
     """Each configured input folder: Running, Stopped (with its last error) or Unassigned."""
     overview = await folders.folder_overview(ctx.sessions, ctx.settings)
@@ -158,13 +170,13 @@ async def list_folders(ctx: ContextDep) -> list[dict]:
             for f in overview.folders]
 
 
-@router.get("/profiles")
+@router.get("/profiles", response_model=list[Profile])
 async def list_profiles(ctx: ContextDep) -> list[dict]:
     """Every signing profile (never a secret, only where it comes from)."""
     return [views.profile(row) for row in await profiles_admin.list_profiles(ctx.sessions)]
 
 
-@router.get("/profiles/{name}")
+@router.get("/profiles/{name}", response_model=Profile)
 async def get_profile(ctx: ContextDep, name: str) -> dict:
     """One signing profile (KEYLESS shows `keyless: true`, `certSource: none`)."""
     row = await profiles_admin.get_profile(ctx.sessions, name)
@@ -173,14 +185,14 @@ async def get_profile(ctx: ContextDep, name: str) -> dict:
     return views.profile(row)
 
 
-@router.post("/profiles", status_code=201)
+@router.post("/profiles", status_code=201, response_model=Profile)
 async def create_profile(ctx: ContextDep, actor: ActorDep, body: dict[str, Any]) -> dict:
     """A new profile; a folder must be configured on this host and not used by another."""
     row = await profiles_admin.create_profile(ctx.sessions, ctx.settings, body, actor=actor)
     return views.profile(row)
 
 
-@router.patch("/profiles/{name}")
+@router.patch("/profiles/{name}", response_model=Profile)
 async def edit_profile(ctx: ContextDep, actor: ActorDep, name: str,
                        body: dict[str, Any]) -> dict:
     """Edit behaviour (folder, enabled, checks, encryption, format); refusals name the owner."""
@@ -189,7 +201,7 @@ async def edit_profile(ctx: ContextDep, actor: ActorDep, name: str,
     return views.profile(row)
 
 
-@router.get("/events")
+@router.get("/events", response_model=list[Event])
 async def list_events(
     ctx: ContextDep, type: Annotated[list[str] | None, Query()] = None,
     created_from: Annotated[datetime | None, Query(alias="from")] = None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from alembic import context
+from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
 import shared.db.models  # noqa: F401  (registers the tables on SQLModel.metadata)
@@ -13,7 +14,7 @@ from shared.db.engine import create_engine, is_sqlite
 target_metadata = SQLModel.metadata
 
 
-def _run(sync_connection) -> None:
+def _run(sync_connection: Connection) -> None:
     context.configure(
         connection=sync_connection,
         target_metadata=target_metadata,

@@ -9,6 +9,15 @@ from fastapi import APIRouter
 
 from activities.pickup.operator import access, admin, authorizations
 from activities.pickup.operator import scope as school_scope
+from services.api.routes.pickup.answers import (
+    GuardianAnswer,
+    IssuedToken,
+    LinkAnswer,
+    PersonAnswer,
+    ReleaseAnswer,
+    SchoolAnswer,
+    StudentAnswer,
+)
 from services.api.routes.pickup.deps import Actor, Kick, Pickup, SchoolScope, Sessions
 from services.api.routes.pickup.schemas import (
     NewAuthorizedPerson,
@@ -30,7 +39,7 @@ def _dump(row) -> dict[str, Any]:
     return row.model_dump(mode="json")
 
 
-@router.post("/schools", status_code=201)
+@router.post("/schools", status_code=201, response_model=SchoolAnswer)
 async def create_school(body: NewSchool, sessions: Sessions, pickup: Pickup,
                         scope: SchoolScope) -> dict[str, Any]:
     """A school with its arrival-signal timeout and (optionally) its controller's URL."""
@@ -42,13 +51,13 @@ async def create_school(body: NewSchool, sessions: Sessions, pickup: Pickup,
         day_start=body.day_start or pickup.day_start))
 
 
-@router.get("/schools/{school_id}")
+@router.get("/schools/{school_id}", response_model=SchoolAnswer)
 async def get_school(school_id: int, sessions: Sessions) -> dict[str, Any]:
     """One school."""
     return _dump(await admin.get_school(sessions, school_id))
 
 
-@router.post("/students", status_code=201)
+@router.post("/students", status_code=201, response_model=StudentAnswer)
 async def create_student(body: NewStudent, sessions: Sessions,
                          scope: SchoolScope) -> dict[str, Any]:
     """A student, AT_SCHOOL."""
@@ -57,7 +66,7 @@ async def create_student(body: NewStudent, sessions: Sessions,
                                             registration=body.registration))
 
 
-@router.post("/guardians", status_code=201)
+@router.post("/guardians", status_code=201, response_model=GuardianAnswer)
 async def create_guardian(body: NewGuardian, sessions: Sessions,
                           scope: SchoolScope) -> dict[str, Any]:
     """A guardian, with their card / QR code at a school if given (409 if taken there)."""
@@ -67,7 +76,7 @@ async def create_guardian(body: NewGuardian, sessions: Sessions,
                                                           "school_id": school_id}))
 
 
-@router.post("/links", status_code=201)
+@router.post("/links", status_code=201, response_model=LinkAnswer)
 async def link_guardian(body: NewLink, sessions: Sessions, actor: Actor,
                         scope: SchoolScope, kick: Kick) -> dict[str, Any]:
     """Link a guardian to a student (`StudentRosterChanged` for the guardian's app)."""
@@ -78,7 +87,8 @@ async def link_guardian(body: NewLink, sessions: Sessions, actor: Actor,
         valid_from=body.valid_from, valid_until=body.valid_until, actor=actor, kicker=kick))
 
 
-@router.post("/guardians/{guardian_id}/tokens", status_code=201)
+@router.post("/guardians/{guardian_id}/tokens", status_code=201,
+              response_model=IssuedToken)
 async def create_token(guardian_id: int, body: NewToken, sessions: Sessions,
                        pickup: Pickup) -> dict[str, Any]:
     """A guardian-app access token; shown once."""
@@ -88,7 +98,7 @@ async def create_token(guardian_id: int, body: NewToken, sessions: Sessions,
             "expires_at": token.expires_at.isoformat()}
 
 
-@router.post("/authorized-persons", status_code=201)
+@router.post("/authorized-persons", status_code=201, response_model=PersonAnswer)
 async def create_person(body: NewAuthorizedPerson, sessions: Sessions, actor: Actor,
                         kick: Kick, scope: SchoolScope) -> dict[str, Any]:
     """Someone authorized to pick up (pending); a temporary one gets its expiry timer."""
@@ -97,13 +107,13 @@ async def create_person(body: NewAuthorizedPerson, sessions: Sessions, actor: Ac
                                                     actor=actor))
 
 
-@router.get("/authorized-persons/{person_id}")
+@router.get("/authorized-persons/{person_id}", response_model=PersonAnswer)
 async def get_person(person_id: int, sessions: Sessions) -> dict[str, Any]:
     """One authorized person, with its sync status."""
     return _dump(await authorizations.get_person(sessions, person_id))
 
 
-@router.post("/authorized-persons/{person_id}/{decision}")
+@router.post("/authorized-persons/{person_id}/{decision}", response_model=PersonAnswer)
 async def decide(person_id: int, decision: PersonDecision, body: Versioned, sessions: Sessions,
                  actor: Actor, kick: Kick) -> dict[str, Any]:
     """approve (grant on the turnstile) / request-adjustments / revoke (revocation if granted)."""
@@ -112,7 +122,7 @@ async def decide(person_id: int, decision: PersonDecision, body: Versioned, sess
         actor=actor))
 
 
-@router.post("/early-releases", status_code=201)
+@router.post("/early-releases", status_code=201, response_model=ReleaseAnswer)
 async def create_release(body: NewEarlyRelease, sessions: Sessions, actor: Actor,
                          kick: Kick, scope: SchoolScope) -> dict[str, Any]:
     """A dated, single-use early release (pending); its timer expires it unused."""
@@ -121,13 +131,13 @@ async def create_release(body: NewEarlyRelease, sessions: Sessions, actor: Actor
                                                      actor=actor))
 
 
-@router.get("/early-releases/{release_id}")
+@router.get("/early-releases/{release_id}", response_model=ReleaseAnswer)
 async def get_release(release_id: int, sessions: Sessions) -> dict[str, Any]:
     """One early release."""
     return _dump(await authorizations.get_release(sessions, release_id))
 
 
-@router.post("/early-releases/{release_id}/{decision}")
+@router.post("/early-releases/{release_id}/{decision}", response_model=ReleaseAnswer)
 async def decide_release(release_id: int, decision: ReleaseDecision, body: Versioned,
                          sessions: Sessions, actor: Actor, kick: Kick) -> dict[str, Any]:
     """approve (guardians notified) / request-adjustments / use (once, before its date)."""

@@ -13,6 +13,12 @@ from activities.pickup.operator import day as school_day
 from activities.pickup.operator import ledger as outbound
 from activities.pickup.operator import scope as school_scope
 from services.api.context import ContextDep
+from services.api.routes.pickup.answers import (
+    AuditList,
+    Board,
+    Ledger,
+    StudentAnswer,
+)
 from services.api.routes.pickup.deps import Actor, Kick, Pickup, SchoolScope, Sessions
 from services.api.routes.pickup.schemas import MonitorTarget, Versioned
 from shared.contracts.pickup import LedgerStatus
@@ -21,7 +27,7 @@ from shared.db.models import as_utc, utcnow
 router = APIRouter()
 
 
-@router.get("/schools/{school_id}/board")
+@router.get("/schools/{school_id}/board", response_model=Board)
 async def board(school_id: int, sessions: Sessions) -> dict[str, Any]:
     """Every student of the school with state and version (SSE: `/board/events`)."""
     school, students = await operations.school_board(sessions, school_id)
@@ -29,13 +35,13 @@ async def board(school_id: int, sessions: Sessions) -> dict[str, Any]:
             "students": [s.model_dump(mode="json") for s in students]}
 
 
-@router.get("/students/{student_id}")
+@router.get("/students/{student_id}", response_model=StudentAnswer)
 async def get_student(student_id: int, sessions: Sessions) -> dict[str, Any]:
     """One student's pickup state."""
     return (await operations.get_student(sessions, student_id)).model_dump(mode="json")
 
 
-@router.post("/students/{student_id}/arrival")
+@router.post("/students/{student_id}/arrival", response_model=StudentAnswer)
 async def arrival(student_id: int, sessions: Sessions, actor: Actor, kick: Kick
                   ) -> dict[str, Any]:
     """An arrival signal recorded by staff (the guardian app has its own route)."""
@@ -43,7 +49,7 @@ async def arrival(student_id: int, sessions: Sessions, actor: Actor, kick: Kick
     return student.model_dump(mode="json")
 
 
-@router.post("/students/{student_id}/ready")
+@router.post("/students/{student_id}/ready", response_model=StudentAnswer)
 async def ready(student_id: int, body: Versioned, sessions: Sessions, actor: Actor, kick: Kick,
                 pickup: Pickup) -> dict[str, Any]:
     """AWAITING -> READY: grant the exit credential and start the READY timer."""
@@ -53,7 +59,7 @@ async def ready(student_id: int, body: Versioned, sessions: Sessions, actor: Act
     return student.model_dump(mode="json")
 
 
-@router.post("/students/{student_id}/pickup")
+@router.post("/students/{student_id}/pickup", response_model=StudentAnswer)
 async def pickup_confirmed(student_id: int, body: Versioned, sessions: Sessions, actor: Actor,
                            kick: Kick) -> dict[str, Any]:
     """READY -> PICKED_UP confirmed by the operator (409 if the version moved on)."""
@@ -62,7 +68,7 @@ async def pickup_confirmed(student_id: int, body: Versioned, sessions: Sessions,
     return student.model_dump(mode="json")
 
 
-@router.post("/students/{student_id}/undo")
+@router.post("/students/{student_id}/undo", response_model=StudentAnswer)
 async def undo(student_id: int, body: Versioned, sessions: Sessions, actor: Actor, kick: Kick,
                pickup: Pickup) -> dict[str, Any]:
     """Undo staff's last step: READY -> AWAITING, or an operator's PICKED_UP -> READY."""
@@ -72,7 +78,7 @@ async def undo(student_id: int, body: Versioned, sessions: Sessions, actor: Acto
     return student.model_dump(mode="json")
 
 
-@router.get("/audit")
+@router.get("/audit", response_model=AuditList)
 async def audit_trail(sessions: Sessions, entity: str | None = None,
                       entity_id: int | None = None, student_id: int | None = None,
                       school_id: int | None = None, day: date | None = None,
@@ -94,7 +100,7 @@ async def audit_trail(sessions: Sessions, entity: str | None = None,
     return [row.model_dump(mode="json") for row in rows]
 
 
-@router.get("/ledger")
+@router.get("/ledger", response_model=Ledger)
 async def ledger(sessions: Sessions, status: LedgerStatus | None = None,
                  controller: int | None = None,
                  limit: int = Query(100, ge=1, le=1000),

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import StreamingResponse
 
 from activities.pickup.operator import admin, events
+from services.api.event_stream import EVENT_STREAM, EventStreamResponse
 from services.api.pickup_stream import StreamHub, StreamHubDep, stream_hub
 from services.api.routes.pickup.deps import GuardianId, Pickup, Sessions
 from shared.db.pickup_models import BoardEvent
@@ -56,7 +57,8 @@ def _last(header: str | None, query: int | None) -> int | None:
 LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
 
 
-@router.get("/schools/{school_id}/board/events")
+@router.get("/schools/{school_id}/board/events", response_class=EventStreamResponse,
+            responses=EVENT_STREAM)
 async def board_events(school_id: int, request: Request, sessions: Sessions, pickup: Pickup,
                        last_event_id: LastEventId = None, after: int | None = None,
                        hub: StreamHubDep = None) -> StreamingResponse:
@@ -68,7 +70,7 @@ async def board_events(school_id: int, request: Request, sessions: Sessions, pic
                              _last(last_event_id, after)))
 
 
-@router.get("/guardian/events")
+@router.get("/guardian/events", response_class=EventStreamResponse, responses=EVENT_STREAM)
 async def guardian_events(guardian_id: GuardianId, request: Request, sessions: Sessions,
                           pickup: Pickup, hub: StreamHubDep, last_event_id: LastEventId = None,
                           after: int | None = None) -> StreamingResponse:

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request
 
 from activities.pickup.operator import monitor
 from services.api.routes.pickup.deps import Kick, Pickup, Sessions
+from shared.errors import ErrorCode, EsteiraError
 
 router = APIRouter(prefix="/turnstile/monitor/{school_id}/{token}")
 
@@ -18,8 +19,15 @@ async def dao(school_id: int, token: str, request: Request, sessions: Sessions, 
     """Access-log inserts; an access granted to a READY student's credential is the exit."""
     await monitor.check_token(sessions, pickup, school_id=school_id, token=token)
     picked = await monitor.record_exits(sessions, kick, school_id=school_id,
-                                        body=await request.json())
+                                        body=await _json(request))
     return {"picked_up": picked}
+
+
+async def _json(request: Request) -> Any:
+    try:
+        return await request.json()
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError both are
+        raise EsteiraError(ErrorCode.REQUEST_INVALID, "The body is not JSON.") from exc
 
 
 @router.post("/{endpoint}")

@@ -8,6 +8,9 @@ from fastapi import APIRouter, Query
 
 from activities.pickup.operator import notifications as outbox
 from activities.pickup.operator import scope as school_scope
+from services.api.routes.pickup.answers import (
+    NotificationAnswer,
+)
 from services.api.routes.pickup.deps import Actor, Kick, SchoolScope, Sessions
 from shared.contracts.pickup import NotificationStatus
 
@@ -29,7 +32,8 @@ async def list_notifications(sessions: Sessions, status: NotificationStatus | No
             "notifications": [row.model_dump(mode="json") for row in rows]}
 
 
-@router.post("/notifications/{notification_id}/requeue")
+@router.post("/notifications/{notification_id}/requeue",
+              response_model=NotificationAnswer)
 async def requeue(notification_id: int, sessions: Sessions, actor: Actor, kick: Kick,
                   scope: SchoolScope = None) -> dict[str, Any]:
     """Give a failed notification a fresh series of attempts (409 unless it is `failed`)."""

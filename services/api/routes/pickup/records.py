@@ -14,6 +14,16 @@ from services.api.routes.pickup.admin_schemas import (
     PersonChanges,
     StudentChanges,
 )
+from services.api.routes.pickup.answers import (
+    GuardianAnswer,
+    GuardianPage,
+    LinkAnswer,
+    LinkPage,
+    PersonAnswer,
+    PersonPage,
+    StudentAnswer,
+    StudentPage,
+)
 from services.api.routes.pickup.deps import Actor, Kick, SchoolScope, Sessions
 from shared.contracts.pickup import AuthorizationStatus, PickupState
 
@@ -33,7 +43,7 @@ def _gone() -> Response:
     return Response(status_code=204)
 
 
-@router.get("/students")
+@router.get("/students", response_model=StudentPage)
 async def list_students(sessions: Sessions, scope: SchoolScope, school_id: int | None = None,
                         state: PickupState | None = None, limit: Limit = 100,
                         cursor: Cursor = None) -> dict[str, Any]:
@@ -42,7 +52,7 @@ async def list_students(sessions: Sessions, scope: SchoolScope, school_id: int |
     return _page(await listing.list_students(sessions, where, limit=limit, cursor=cursor))
 
 
-@router.patch("/students/{student_id}")
+@router.patch("/students/{student_id}", response_model=StudentAnswer)
 async def update_student(student_id: int, body: StudentChanges, sessions: Sessions,
                          actor: Actor) -> dict[str, Any]:
     """Rename a student or set its registration (409 version-conflict on a stale revision)."""
@@ -59,7 +69,7 @@ async def delete_student(student_id: int, sessions: Sessions, actor: Actor) -> R
     return _gone()
 
 
-@router.get("/guardians")
+@router.get("/guardians", response_model=GuardianPage)
 async def list_guardians(sessions: Sessions, scope: SchoolScope, school_id: int | None = None,
                          limit: Limit = 100, cursor: Cursor = None) -> dict[str, Any]:
     """Guardians in id order; a school's are those it registered or linked."""
@@ -67,7 +77,7 @@ async def list_guardians(sessions: Sessions, scope: SchoolScope, school_id: int 
     return _page(await listing.list_guardians(sessions, where, limit=limit, cursor=cursor))
 
 
-@router.patch("/guardians/{guardian_id}")
+@router.patch("/guardians/{guardian_id}", response_model=GuardianAnswer)
 async def update_guardian(guardian_id: int, body: GuardianChanges, sessions: Sessions,
                           actor: Actor) -> dict[str, Any]:
     """Change a guardian's name, contact or CPF."""
@@ -102,7 +112,7 @@ async def revoke_token(guardian_id: int, token_id: int, sessions: Sessions,
     return _gone()
 
 
-@router.get("/links")
+@router.get("/links", response_model=LinkPage)
 async def list_links(sessions: Sessions, scope: SchoolScope, school_id: int | None = None,
                      student_id: int | None = None, guardian_id: int | None = None,
                      limit: Limit = 100, cursor: Cursor = None) -> dict[str, Any]:
@@ -112,7 +122,7 @@ async def list_links(sessions: Sessions, scope: SchoolScope, school_id: int | No
     return _page(await listing.list_links(sessions, where, limit=limit, cursor=cursor))
 
 
-@router.patch("/links/{link_id}")
+@router.patch("/links/{link_id}", response_model=LinkAnswer)
 async def update_link(link_id: int, body: LinkChanges, sessions: Sessions,
                       actor: Actor, kick: Kick) -> dict[str, Any]:
     """Change a link's kind or window (`StudentRosterChanged` for the guardian's app)."""
@@ -129,7 +139,7 @@ async def delete_link(link_id: int, sessions: Sessions, actor: Actor, kick: Kick
     return _gone()
 
 
-@router.get("/authorized-persons")
+@router.get("/authorized-persons", response_model=PersonPage)
 async def list_persons(sessions: Sessions, scope: SchoolScope, school_id: int | None = None,
                        student_id: int | None = None,
                        status: AuthorizationStatus | None = None, limit: Limit = 100,
@@ -140,7 +150,7 @@ async def list_persons(sessions: Sessions, scope: SchoolScope, school_id: int | 
     return _page(await listing.list_persons(sessions, where, limit=limit, cursor=cursor))
 
 
-@router.patch("/authorized-persons/{person_id}")
+@router.patch("/authorized-persons/{person_id}", response_model=PersonAnswer)
 async def edit_person(person_id: int, body: PersonChanges, sessions: Sessions, actor: Actor,
                       kick: Kick) -> dict[str, Any]:
     """Edit a pending person, or one after request-adjustments (back to pending)."""

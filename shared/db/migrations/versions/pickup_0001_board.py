@@ -5,6 +5,8 @@ Revises: 0001_foundation
 Create Date: 2026-11-29
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -14,11 +16,11 @@ branch_labels = ("pickup",)
 depends_on = None
 
 
-def _at(name: str, nullable: bool = False) -> sa.Column:
+def _at(name: str, nullable: bool = False) -> sa.Column[Any]:
     return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
 
 
-def _id() -> sa.Column:
+def _id() -> sa.Column[Any]:
     return sa.Column("id", sa.Integer(), primary_key=True, autoincrement=True)
 
 

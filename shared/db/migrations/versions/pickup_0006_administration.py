@@ -6,6 +6,8 @@ Revises: pickup_0005
 Create Date: 2026-12-01
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -15,7 +17,7 @@ branch_labels = None
 depends_on = None
 
 
-def _revision() -> sa.Column:
+def _revision() -> sa.Column[Any]:
     return sa.Column("revision", sa.Integer(), nullable=False, server_default="0")
 
 

@@ -5,6 +5,8 @@ Revises: 0001_foundation
 Create Date: 2026-11-29
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -16,7 +18,7 @@ depends_on = None
 ACTIVE = "status IN ('Queued','Processing','Verifying','AwaitingApproval','AwaitingSigner')"
 
 
-def _ts(name: str, nullable: bool = True) -> sa.Column:
+def _ts(name: str, nullable: bool = True) -> sa.Column[Any]:
     return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
 
 

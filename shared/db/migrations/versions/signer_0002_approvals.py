@@ -5,6 +5,8 @@ Revises: signer_0001
 Create Date: 2026-11-29
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -14,11 +16,11 @@ branch_labels = None
 depends_on = None
 
 
-def _ts(name: str, nullable: bool = True) -> sa.Column:
+def _ts(name: str, nullable: bool = True) -> sa.Column[Any]:
     return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
 
 
-def _job(primary_key: bool = False) -> sa.Column:
+def _job(primary_key: bool = False) -> sa.Column[Any]:
     return sa.Column("job_id", sa.String(36), sa.ForeignKey("jobs.id", ondelete="CASCADE"),
                      primary_key=primary_key, nullable=False)
 

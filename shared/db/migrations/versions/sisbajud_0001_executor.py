@@ -5,6 +5,8 @@ Revises: 0001_foundation
 Create Date: 2026-11-30
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -14,11 +16,11 @@ branch_labels = ("sisbajud",)
 depends_on = None
 
 
-def _ts(name: str, nullable: bool = True) -> sa.Column:
+def _ts(name: str, nullable: bool = True) -> sa.Column[Any]:
     return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
 
 
-def _s(name: str, length: int | None = None, nullable: bool = True) -> sa.Column:
+def _s(name: str, length: int | None = None, nullable: bool = True) -> sa.Column[Any]:
     return sa.Column(name, sa.String(length), nullable=nullable)
 
 

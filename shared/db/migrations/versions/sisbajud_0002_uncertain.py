@@ -5,6 +5,8 @@ Revises: sisbajud_0001
 Create Date: 2026-11-29
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -16,7 +18,7 @@ depends_on = None
 DECISION_COLUMNS = ("resolved_by", "resolution_reason", "resolution")
 
 
-def _ts(name: str, nullable: bool = True) -> sa.Column:
+def _ts(name: str, nullable: bool = True) -> sa.Column[Any]:
     return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
 
 
