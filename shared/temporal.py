@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -90,7 +91,8 @@ async def connect(settings: Settings, *, runtime: Runtime | None = None) -> Clie
     TEMPORAL_CONFIG_FILE / TEMPORAL_PROFILE file and the TEMPORAL_* variables, API key
     included, as Temporal Cloud needs); what the settings name explicitly wins over it.
     """
-    config = dict(ClientConfig.load_client_connect_config())
+    # Typed loosely: envconfig's TypedDict is widened with our own keys below.
+    config: dict[str, Any] = dict(ClientConfig.load_client_connect_config())
     temporal = settings.temporal
     config["target_host"] = temporal.address or config.get("target_host") \
         or settings.temporal_address

@@ -53,7 +53,7 @@ def start(settings: Settings, temporal_address: str, metrics_port: int, *command
 async def until(url: str, process: subprocess.Popen, predicate, timeout: float = 90):
     """The first answer of `url` that `predicate` accepts."""
     deadline = time.monotonic() + timeout
-    last = None
+    last: httpx.Response | httpx.HTTPError | None = None
     async with httpx.AsyncClient(timeout=5) as http:
         while time.monotonic() < deadline:
             assert process.poll() is None, f"{url}: the process exited ({process.returncode})"

@@ -13,9 +13,10 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -213,7 +214,7 @@ def prometheus_config(stack: Stack, temporal: TemporalServer) -> dict:
 
 
 @pytest.fixture
-def prometheus(tmp_path) -> Iterator[callable]:
+def prometheus(tmp_path) -> Iterator[Callable[..., Any]]:
     if PROMETHEUS is None:
         pytest.skip("no prometheus binary (Debian package `prometheus`; "
                     "scripts/install-system-deps.sh installs it)")

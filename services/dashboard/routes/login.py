@@ -73,12 +73,12 @@ async def login(request: Request) -> Response:
                            next_url=next_url)
     await auth.throttle.succeeded(username)
     value, _session = auth.codec.issue(name, utcnow())
-    response = RedirectResponse(next_url, status_code=303)
-    response.set_cookie(SESSION_COOKIE, value, httponly=True, samesite="strict",
+    redirect = RedirectResponse(next_url, status_code=303)
+    redirect.set_cookie(SESSION_COOKIE, value, httponly=True, samesite="strict",
                         secure=auth.secure_cookies, path="/",
                         max_age=int(auth.codec.lifetime.total_seconds()))
-    response.delete_cookie(LOGIN_CSRF_COOKIE, path="/login")
-    return response
+    redirect.delete_cookie(LOGIN_CSRF_COOKIE, path="/login")
+    return redirect
 
 
 @router.post("/logout", include_in_schema=False)
