@@ -9,7 +9,13 @@ import uvicorn
 from fastapi import Depends, FastAPI
 
 from services.simulators.midaz import routes_crm, routes_onboarding, routes_sim, routes_transactions
-from services.simulators.midaz.deps import GatewayTimeout, gateway_timeout, require_token
+from services.simulators.midaz.deps import (
+    AuthRefused,
+    GatewayTimeout,
+    auth_refused,
+    gateway_timeout,
+    require_token,
+)
 from services.simulators.midaz.errors import install_handlers
 from services.simulators.midaz.state import MidazState, SimConfig
 from services.simulators.oauth import DEFAULT_TTL_S, OAuthClient, TokenIssuer, token_router
@@ -37,6 +43,7 @@ def create_app(
     app.state.oauth = issuer
     install_handlers(app)
     app.add_exception_handler(GatewayTimeout, gateway_timeout)
+    app.add_exception_handler(AuthRefused, auth_refused)
     authed = [Depends(require_token)]
     app.include_router(routes_onboarding.router, dependencies=authed)
     app.include_router(routes_transactions.router, dependencies=authed)

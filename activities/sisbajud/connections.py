@@ -1,0 +1,129 @@
+"""The connection check: each configured institution's token endpoint and CRM, and the
+Mensageria's token endpoint, called once; a failure names the setting to change."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from activities.sisbajud.clients import (
+    MensageriaClient,
+    MidazClient,
+    MissingCredentials,
+    UpstreamError,
+)
+from activities.sisbajud.m2m import M2MSession, TokenUnavailable
+from shared.settings import InstitutionSettings, Settings
+
+INSTITUTION_SETTING = "ESTEIRA_SISBAJUD__INSTITUTIONS[{id}].{name}"
+
+
+@dataclass(frozen=True)
+class Connection:
+    """One endpoint's verdict: `what` was called at `url`, and what to change when it failed."""
+
+    target: str  # `SIMBANK token`, `SIMBANK crm`, `Mensageria token`
+    url: str
+    ok: bool
+    detail: str
+
+    def line(self) -> str:
+        """`ok GET url` / `FAILED url: why`, as the banner and the logs show it."""
+        return f"{'ok' if self.ok else 'FAILED'} {self.url}" + ("" if self.ok else
+                                                               f": {self.detail}")
+
+    def to_json(self) -> dict[str, Any]:
+        """The preflight's and readiness's view."""
+        return {"target": self.target, "url": self.url, "ok": self.ok, "detail": self.detail}
+
+
+async def check_connections(http: httpx.AsyncClient, settings: Settings) -> list[Connection]:
+    """Every configured endpoint, concurrently; never raises."""
+    checks = [_institution(http, settings, i) for i in settings.sisbajud.institutions]
+    checks.append(_mensageria(http, settings))
+    found: list[Connection] = []
+    for part in await asyncio.gather(*checks):
+        found += part
+    return found
+
+
+def summary(connections: list[Connection]) -> tuple[bool, str]:
+    """(all ok, one line per failure or a count) for a readiness finding."""
+    failed = [c for c in connections if not c.ok]
+    if not failed:
+        return True, f"{len(connections)} endpoint(s) answered"
+    return False, "; ".join(f"{c.target}: {c.line()}" for c in failed)
+
+
+async def _institution(http: httpx.AsyncClient, settings: Settings,
+                       institution: InstitutionSettings) -> list[Connection]:
+    def setting(name: str) -> str:
+        return INSTITUTION_SETTING.format(id=institution.id, name=name)
+
+    try:
+        midaz = MidazClient.for_institution(http, settings, institution)
+    except MissingCredentials as exc:
+        return [Connection(f"{institution.id} token", "-", False,
+                           f"{exc}: set {setting('client_id')}/{setting('client_secret')}")]
+    token = await _token(f"{institution.id} token", midaz.m2m, setting("token_url"),
+                         setting("auth"), f"{setting('client_id')}/{setting('client_secret')}")
+    if not token.ok:
+        return [token]
+    return [token, await _crm(midaz, institution, setting)]
+
+
+async def _mensageria(http: httpx.AsyncClient, settings: Settings) -> list[Connection]:
+    prefix = "ESTEIRA_SISBAJUD__MENSAGERIA_"
+    try:
+        m2m = MensageriaClient.from_settings(http, settings).m2m
+    except MissingCredentials as exc:
+        return [Connection("Mensageria token", "-", False,
+                           f"{exc}: set {prefix}CLIENT_ID/{prefix}CLIENT_SECRET")]
+    return [await _token("Mensageria token", m2m, f"{prefix}TOKEN_URL", f"{prefix}AUTH",
+                         f"{prefix}CLIENT_ID/{prefix}CLIENT_SECRET")]
+
+
+async def _token(target: str, m2m: M2MSession, url_setting: str, mode_setting: str,
+                 client_settings: str) -> Connection:
+    url = m2m.credentials.token_url
+    try:
+        await m2m.token()
+    except TokenUnavailable as exc:
+        cause = exc.__cause__
+        status = (cause.response.status_code if isinstance(cause, httpx.HTTPStatusError)
+                  else None)
+        if status in (404, 405) or "http_404" in str(exc) or "http_405" in str(exc):
+            why = (f"{status or 404}: no token endpoint there ({m2m.credentials.auth} mode); "
+                   f"change {url_setting} or {mode_setting}")
+        elif exc.refused:
+            why = f"{exc}; check {client_settings} and {mode_setting}"
+        else:
+            why = f"{exc}; check {url_setting} (unreachable)"
+        return Connection(target, url, False, why)
+    return Connection(target, url, True, f"token issued ({m2m.credentials.auth})")
+
+
+async def _crm(midaz: MidazClient, institution: InstitutionSettings, setting: Any
+               ) -> Connection:
+    target = f"{institution.id} crm"
+    url = midaz.crm_url
+    try:
+        await midaz.crm_page(document=None, limit=1)
+    except UpstreamError as exc:
+        if exc.status == 404:
+            change = (f"{setting('crm_base_url')} or {setting('crm_mode')}"
+                      if institution.crm_mode == "legacy" else
+                      f"{setting('crm_embedded_version')} (Midaz 4 serves v1) or "
+                      f"{setting('crm_mode')}")
+            return Connection(target, url, False, f"404 {exc.code or ''}".rstrip()
+                              + f": no CRM route there; change {change}")
+        if exc.status is None:
+            return Connection(target, url, False, f"unreachable ({exc.detail}); check "
+                              + (setting("crm_base_url") if institution.crm_mode == "legacy"
+                                 else setting("base_url")))
+        return Connection(target, url, False, f"{exc.status} {exc.code or ''}".rstrip()
+                          + f": check the grants of {setting('client_id')} on the CRM")
+    return Connection(target, url, True, "answered")
