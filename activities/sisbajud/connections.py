@@ -4,10 +4,13 @@ Mensageria's token endpoint, called once; a failure names the setting to change.
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.sisbajud.clients import (
     MensageriaClient,
@@ -16,8 +19,10 @@ from activities.sisbajud.clients import (
     UpstreamError,
 )
 from activities.sisbajud.m2m import M2MSession, TokenUnavailable
+from shared.findings import record_finding
 from shared.settings import InstitutionSettings, Settings
 
+log = logging.getLogger("esteira.sisbajud")
 INSTITUTION_SETTING = "ESTEIRA_SISBAJUD__INSTITUTIONS[{id}].{name}"
 
 
@@ -127,3 +132,23 @@ async def _crm(midaz: MidazClient, institution: InstitutionSettings, setting: An
         return Connection(target, url, False, f"{exc.status} {exc.code or ''}".rstrip()
                           + f": check the grants of {setting('client_id')} on the CRM")
     return Connection(target, url, True, "answered")
+
+
+# The worker's finding at boot, shown by /api/ready (gating) and `esteira status`.
+CONNECTIONS_FINDING = "sisbajud:connections"
+
+
+async def record_connections(sessions: async_sessionmaker[AsyncSession], settings: Settings,
+                             http: httpx.AsyncClient, reporter: str) -> list[Connection]:
+    """Check at boot, log each line, keep the verdict for readiness."""
+    found = await check_connections(http, settings)
+    for connection in found:
+        (log.info if connection.ok else log.error)("SISBAJUD connection %s: %s",
+                                                   connection.target, connection.line())
+    ok, detail = summary(found)
+    try:
+        await record_finding(sessions, CONNECTIONS_FINDING, ok=ok, detail=detail,
+                             reporter=reporter)
+    except Exception as exc:  # the store's own readiness line shows a store problem
+        log.warning("Could not record the SISBAJUD connection check: %s", exc)
+    return found

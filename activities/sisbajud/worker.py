@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from temporalio.client import Client
 
+from activities.sisbajud.connections import record_connections
 from activities.sisbajud.setup import (
     activities,
     check_credentials,
@@ -30,6 +31,8 @@ async def build(deps: WorkerDeps) -> list[DomainWorker]:
         timeout=settings.sisbajud.http_timeout_seconds, connections=HTTP_CONNECTIONS))
     client = await connect(settings)
     await claim_institutions(deps.sessions, settings, http)
+    # Once per boot: a wrong token URL, auth mode or CRM route is named before any order.
+    await record_connections(deps.sessions, settings, http, deps.instance_id)
     await ensure_tick_schedule(client, settings)
 
     async def temporal() -> Client:

@@ -277,6 +277,7 @@ async def _banner(settings: Settings, generated: bool, warnings: list[str]) -> s
         verb = "generated into" if generated else "read from"
         key_note = f"{verb} {settings.api_key_file} (mode 0600)"
     rows = ready_rows(settings, pipeline=pipeline, api_key_note=key_note,
-                      extra=[*signer_rows, *sisbajud_cli.banner_rows(settings)])
+                      extra=[*signer_rows, *sisbajud_cli.banner_rows(settings),
+                             *await sisbajud_cli.connection_rows(settings)])
     notes = "".join(f"\nWARN {warning}" for warning in warnings)
     return render("Service ready", rows) + "\n" + profiles_panel + notes

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import httpx
 from fastapi import APIRouter, Body, Depends, Request
 
+from activities.sisbajud.connections import check_connections
 from activities.sisbajud.operator import routing_documents
 from services.api.context import ContextDep
 from services.api.routes.sisbajud_actor import ActorDep
@@ -28,8 +30,12 @@ router = APIRouter(prefix="/v1/admin/ledger-routing", tags=["sisbajud-admin"],
 
 @router.get("/preflight")
 async def routing_preflight(ctx: ContextDep) -> dict[str, Any]:
-    """Check the documents against the configured institutions before routes are switched on."""
-    return await routing_documents.routing_preflight(ctx.sessions, ctx.settings)
+    """Check the documents against the configured institutions before routes are switched on,
+    and call each institution's token endpoint and CRM once (`connections`)."""
+    answer = await routing_documents.routing_preflight(ctx.sessions, ctx.settings)
+    async with httpx.AsyncClient(timeout=ctx.settings.sisbajud.http_timeout_seconds) as http:
+        connections = await check_connections(http, ctx.settings)
+    return {**answer, "connections": [c.to_json() for c in connections]}
 
 
 @router.get("/{key}")
