@@ -22,7 +22,7 @@ from services.simulators.oauth import DEFAULT_TTL_S, OAuthClient, TokenIssuer, t
 
 
 def create_app(
-    *, tokens: Iterable[str] | None = None, lag_s: float = 0.0, error_style: str = "v3",
+    *, tokens: Iterable[str] | None = None, lag_s: float = 0.0, error_style: str = "v4",
     clients: Mapping[str, OAuthClient] | None = None, token_ttl_s: int = DEFAULT_TTL_S,
 ) -> FastAPI:
     """A fresh in-memory Midaz issuing tokens to `clients` (default: the dev client).
