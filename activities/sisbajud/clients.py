@@ -11,7 +11,6 @@ from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from activities.sisbajud import owner_cache
 from activities.sisbajud.m2m import (
     TOKEN_PATHS,
     ClientCredentials,
@@ -120,22 +119,12 @@ class MidazClient:
         except TokenUnavailable as exc:
             raise _upstream(exc) from exc
 
-    async def owner(self) -> str | None:
-        """The owner Midaz reports in the ledger's `metadata` (None when it reports none)."""
-        ledger = await self._json(self.ledger_path)
-        metadata = ledger.get("metadata") or {}
-        owner = metadata.get(self.institution.owner_metadata_key)
-        return str(owner) if owner else None
-
     async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         """One call with this institution's token (token failures are `UpstreamError`s)."""
         try:
-            response = await self.m2m.request(method, url, **kwargs)
+            return await self.m2m.request(method, url, **kwargs)
         except TokenUnavailable as exc:
             raise _upstream(exc) from exc
-        if response.status_code == 403:
-            owner_cache.forget(self)  # refused: the next order reads the owner again
-        return response
 
     @property
     def ledger_path(self) -> str:

@@ -77,7 +77,26 @@ async def _institution(http: httpx.AsyncClient, settings: Settings,
                          setting("auth"), f"{setting('client_id')}/{setting('client_secret')}")
     if not token.ok:
         return [token]
-    return [token, await _crm(midaz, institution, setting)]
+    return [token, await _subject(midaz, settings, institution), await _crm(midaz, institution,
+                                                                            setting)]
+
+
+async def _subject(midaz: MidazClient, settings: Settings, institution: InstitutionSettings
+                   ) -> Connection:
+    """The token speaks for `EXECUTOR_M2M_SUBJECT`, the owner this executor records."""
+    target, expected = f"{institution.id} subject", settings.sisbajud.m2m_subject
+    url = midaz.m2m.credentials.token_url
+    try:
+        subject = await midaz.m2m.subject()
+    except TokenUnavailable as exc:
+        return Connection(target, url, False, str(exc))
+    if subject == expected:
+        return Connection(target, url, True, f"sub {subject}")
+    why = ("the token carries no subject" if not subject
+           else f"the token's sub is {subject!r}")
+    return Connection(target, url, False, f"{why}, EXECUTOR_M2M_SUBJECT is {expected!r}: change "
+                      f"EXECUTOR_M2M_SUBJECT (ESTEIRA_SISBAJUD__M2M_SUBJECT) or the client "
+                      f"{INSTITUTION_SETTING.format(id=institution.id, name='client_id')}")
 
 
 async def _mensageria(http: httpx.AsyncClient, settings: Settings) -> list[Connection]:

@@ -55,8 +55,6 @@ class InstitutionSettings(BaseModel):
     # Block account lookup: the seed's `accounts?alias=` (a prefix match, filtered to the exact
     # alias here) or Midaz's exact route `accounts/alias/{alias}`.
     alias_lookup: Literal["query", "exact"] = "query"
-    # Ledger `metadata` key under which Midaz reports the institution's owner (an M2M subject).
-    owner_metadata_key: str = Field(default="sisbajudOwner", min_length=1)
     asset_code: str = "BRL"
     # Midaz has no salary flag: CRM `bankingDetails.type` values that mean "conta salário".
     salary_account_types: list[str] = Field(default_factory=lambda: ["SLRY"])
@@ -86,8 +84,9 @@ class SisbajudSettings(BaseModel):
     # Standard Webhooks secrets (`whsec_…`), several during a rotation; `esteira dev`
     # generates one into data/hub-webhook-secret when none is set.
     hub_webhook_secrets: list[SecretStr] = Field(default_factory=list)
-    # The seed's EXECUTOR_M2M_SUBJECT, shown by the API; ownership compares the subject of the
-    # token each institution's Midaz issued us, not this string.
+    # The seed's EXECUTOR_M2M_SUBJECT: the owner this executor records on the institutions it
+    # creates and compares them with; at boot the subject of each institution's token must
+    # be this one (else the `sisbajud:connections` readiness line fails).
     m2m_subject: str = Field(default=DEV_M2M_SUBJECT, min_length=1)
     systemplane_enabled: bool = False
     # None: the Mensageria simulator of `esteira dev` (http://<host>:<ports.mensageria>).

@@ -35,7 +35,7 @@ async def test_readiness_shows_the_boot_check_and_gates_on_it(api):
         await record_connections(api.context.sessions, settings, http, "test-worker")
     line = await _check(api)
     assert (line["ok"], line["gating"], line["detail"]) == (True, True,
-                                                          "3 endpoint(s) answered")
+                                                          "4 endpoint(s) answered")
     settings.sisbajud.institutions[0].crm_embedded_version = "v2"
     async with _simulators(settings) as http:
         await record_connections(api.context.sessions, settings, http, "test-worker")

@@ -22,7 +22,8 @@ def _settings(**institution: object) -> Settings:
     fields = {"id": "B", "base_url": MIDAZ, "client_id": "exec", "client_secret": "secret",
               "organization_id": ORG, "ledger_id": LEDGER, **institution}
     return Settings(sisbajud=SisbajudSettings(
-        mensageria_url=MENSAGERIA, mensageria_client_id="exec", mensageria_client_secret="secret",
+        m2m_subject="esteira/exec", mensageria_url=MENSAGERIA, mensageria_client_id="exec",
+        mensageria_client_secret="secret",
         institutions=[InstitutionSettings(**fields)]))
 
 
@@ -45,12 +46,12 @@ async def http():
 async def test_every_endpoint_is_called_once_and_answers(http):
     found = await check_connections(http, _settings())
     assert [(c.target, c.ok) for c in found] == [
-        ("B token", True), ("B crm", True), ("Mensageria token", True)]
+        ("B token", True), ("B subject", True), ("B crm", True), ("Mensageria token", True)]
     assert sorted(http.seen) == sorted([
         f"POST {MIDAZ}/v1/login/oauth/access_token",
         f"GET {MIDAZ}/v1/organizations/{ORG}/instruments",
         f"POST {MENSAGERIA}/v1/login/oauth/access_token"])
-    assert summary(found) == (True, "3 endpoint(s) answered")
+    assert summary(found) == (True, "4 endpoint(s) answered")
 
 
 async def test_a_crm_route_midaz_does_not_serve_names_crm_embedded_version(http):
@@ -103,3 +104,27 @@ async def test_an_unreachable_token_endpoint_is_named():
         found = await check_connections(http, _settings())
     assert [c.ok for c in found] == [False, False]
     assert "token_url (unreachable)" in found[0].detail
+
+
+async def test_a_token_for_another_subject_than_executor_m2m_subject_fails_the_check(http):
+    settings = _settings()
+    settings.sisbajud.m2m_subject = "esteira/someone-else"
+    found = await check_connections(http, settings)
+    subject = next(c for c in found if c.target == "B subject")
+    assert not subject.ok
+    assert "'esteira/exec'" in subject.detail and "'esteira/someone-else'" in subject.detail
+    assert "ESTEIRA_SISBAJUD__M2M_SUBJECT" in subject.detail
+    assert summary(found)[0] is False
+
+
+async def test_an_opaque_token_without_a_subject_fails_the_check():
+    def opaque(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/oauth/token"):
+            return httpx.Response(200, json={"access_token": "opaque", "token_type": "Bearer",
+                                             "expires_in": 600})
+        return httpx.Response(200, json={"items": [], "limit": 1})
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(opaque)) as http:
+        found = await check_connections(http, _settings(auth="oauth2"))
+    subject = next(c for c in found if c.target == "B subject")
+    assert not subject.ok and subject.detail.startswith("the token carries no subject")
