@@ -78,4 +78,8 @@ OVERRIDES = Overrides(
     # pkg/mmodel/operation.go: `Metadata map[string]any json:"metadata,omitempty"`, absent
     # when an operation has none, though the document lists it as required.
     optional={"Operation": ("metadata",)},
+    # lib-auth v2 (auth/middleware/middleware.go, `Authorize`, which every route's chain runs
+    # first): `c.Status(401).SendString("Missing Token")` without a bearer, and
+    # `SendString(http.StatusText(401))` for a bearer that does not parse as a JWT.
+    auth_layer_401=frozenset({"Missing Token", "Unauthorized"}),
 )

@@ -10,7 +10,9 @@ from activities.sisbajud.connections import check_connections, summary
 from services.simulators.mensageria import create_app as mensageria_app
 from services.simulators.midaz import create_app as midaz_app
 from services.simulators.oauth import OAuthClient
+from services.sisbajud_cli import connection_rows
 from shared.settings import InstitutionSettings, Settings, SisbajudSettings
+from tests.support.sisbajud import serve
 
 MIDAZ, MENSAGERIA = "http://midaz.test", "http://mensageria.test"
 ORG = "0190b000-0000-7000-8000-0000000000a1"
@@ -128,3 +130,17 @@ async def test_an_opaque_token_without_a_subject_fails_the_check():
         found = await check_connections(http, _settings(auth="oauth2"))
     subject = next(c for c in found if c.target == "B subject")
     assert not subject.ok and subject.detail.startswith("the token carries no subject")
+
+
+async def test_the_banner_shows_one_line_per_endpoint_over_real_http():
+    midaz = midaz_app(tokens=(), clients=CLIENTS)
+    with serve(midaz) as midaz_url, serve(mensageria_app(tokens=(), clients=CLIENTS)) as msg:
+        settings = _settings(base_url=midaz_url, crm_embedded_version="v2")
+        settings.sisbajud.mensageria_url = msg
+        rows = dict(await connection_rows(settings))
+    assert rows["sisbajud B token"] == f"ok {midaz_url}/v1/login/oauth/access_token"
+    assert rows["sisbajud B subject"].startswith("ok ")
+    assert rows["sisbajud B crm"].startswith(
+        f"FAILED {midaz_url}/v2/organizations/{ORG}/instruments: 404")
+    assert "crm_embedded_version" in rows["sisbajud B crm"]
+    assert rows["sisbajud Mensageria token"].startswith("ok ")
