@@ -159,8 +159,13 @@ CONNECTIONS_FINDING = "sisbajud:connections"
 
 async def record_connections(sessions: async_sessionmaker[AsyncSession], settings: Settings,
                              http: httpx.AsyncClient, reporter: str) -> list[Connection]:
-    """Check at boot, log each line, keep the verdict for readiness."""
-    found = await check_connections(http, settings)
+    """Check at boot, log each line, keep the verdict for readiness (bounded: a host that
+    never answers delays the worker's start by this check's timeout at most)."""
+    bound = settings.sisbajud.http_timeout_seconds + 5
+    try:
+        found = await asyncio.wait_for(check_connections(http, settings), bound)
+    except TimeoutError:
+        found = [Connection("connections", "-", False, f"no answer within {bound:g}s")]
     for connection in found:
         (log.info if connection.ok else log.error)("SISBAJUD connection %s: %s",
                                                    connection.target, connection.line())
