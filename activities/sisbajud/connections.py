@@ -176,3 +176,18 @@ async def record_connections(sessions: async_sessionmaker[AsyncSession], setting
     except Exception as exc:  # the store's own readiness line shows a store problem
         log.warning("Could not record the SISBAJUD connection check: %s", exc)
     return found
+
+
+# After a failed boot check (a simulator or a Midaz still starting), checked again this often
+# until every endpoint answers; then no more calls.
+RECHECK_SECONDS = 15.0
+
+
+async def recheck_until_ok(sessions: async_sessionmaker[AsyncSession], settings: Settings,
+                           http: httpx.AsyncClient, reporter: str,
+                           every: float = RECHECK_SECONDS) -> None:
+    """Record the check again every `every` seconds until it passes."""
+    while True:
+        await asyncio.sleep(every)
+        if summary(await record_connections(sessions, settings, http, reporter))[0]:
+            return

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 
-from activities.sisbajud.connections import CONNECTIONS_FINDING, record_connections
+from activities.sisbajud.connections import (
+    CONNECTIONS_FINDING,
+    recheck_until_ok,
+    record_connections,
+)
 from services.simulators.mensageria import create_app as mensageria_app
 from services.simulators.midaz import create_app as midaz_app
 from tests.api.conftest import API_KEY
@@ -56,3 +62,27 @@ async def test_the_preflight_calls_each_configured_endpoint(api, monkeypatch):
     assert report["connections"][0]["url"] == "http://127.0.0.1:9/v1/login/oauth/access_token"
     assert "ESTEIRA_SISBAJUD__INSTITUTIONS[SIMBANK].token_url" in (
         report["connections"][0]["detail"])
+
+
+@SQLITE_ONLY
+async def test_a_failed_boot_check_is_checked_again_until_it_passes(api):
+    settings = api.context.settings
+    up = {"midaz": False}
+    apps = _simulators(settings)
+
+    async def flaky(request: httpx.Request) -> httpx.Response:
+        if not up["midaz"]:  # the systems still starting
+            raise httpx.ConnectError("connection refused", request=request)
+        return await apps.send(request)
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(flaky)) as http:
+        await record_connections(api.context.sessions, settings, http, "test-worker")
+        assert (await _check(api))["ok"] is False
+        recheck = asyncio.create_task(recheck_until_ok(api.context.sessions, settings, http,
+                                                       "test-worker", every=0.05))
+        await asyncio.sleep(0.2)
+        assert not recheck.done()
+        up["midaz"] = True
+        await asyncio.wait_for(recheck, 5)
+    await apps.aclose()
+    assert (await _check(api))["ok"] is True
