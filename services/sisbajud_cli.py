@@ -130,14 +130,3 @@ def banner_rows(settings: Settings) -> list[tuple[str, str]]:
              else "off (SYSTEMPLANE_ENABLED)"),
             ("sisbajud institutions", ", ".join(i.id for i in sis.institutions) or "none")]
 
-
-async def connection_rows(settings: Settings) -> list[tuple[str, str]]:
-    """The banner's connection check: each institution's token endpoint and CRM, and the
-    Mensageria's token endpoint, called once (a failure names the setting to change)."""
-    import httpx
-
-    from activities.sisbajud.connections import check_connections
-
-    async with httpx.AsyncClient(timeout=5.0) as http:
-        found = await check_connections(http, settings)
-    return [(f"sisbajud {c.target}", c.line()) for c in found]

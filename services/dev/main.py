@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 
+from activities.sisbajud.operator.connections import connection_rows
 from services import sisbajud_cli, systemd_notify
 from services.banner import host_mode, ready_rows, render
 from services.banner_signer import signer_rows_and_panel
@@ -278,6 +279,6 @@ async def _banner(settings: Settings, generated: bool, warnings: list[str]) -> s
         key_note = f"{verb} {settings.api_key_file} (mode 0600)"
     rows = ready_rows(settings, pipeline=pipeline, api_key_note=key_note,
                       extra=[*signer_rows, *sisbajud_cli.banner_rows(settings),
-                             *await sisbajud_cli.connection_rows(settings)])
+                             *await connection_rows(settings)])
     notes = "".join(f"\nWARN {warning}" for warning in warnings)
     return render("Service ready", rows) + "\n" + profiles_panel + notes

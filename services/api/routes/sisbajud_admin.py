@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import httpx
 from fastapi import APIRouter, Body, Depends, Request
 
-from activities.sisbajud.connections import check_connections
 from activities.sisbajud.operator import routing_documents
+from activities.sisbajud.operator.connections import connection_report
 from services.api.context import ContextDep
 from services.api.routes.sisbajud_actor import ActorDep
 from shared.auth import API_KEY_HEADER, keys_match
@@ -33,9 +32,7 @@ async def routing_preflight(ctx: ContextDep) -> dict[str, Any]:
     """Check the documents against the configured institutions before routes are switched on,
     and call each institution's token endpoint and CRM once (`connections`)."""
     answer = await routing_documents.routing_preflight(ctx.sessions, ctx.settings)
-    async with httpx.AsyncClient(timeout=ctx.settings.sisbajud.http_timeout_seconds) as http:
-        connections = await check_connections(http, ctx.settings)
-    return {**answer, "connections": [c.to_json() for c in connections]}
+    return {**answer, "connections": await connection_report(ctx.settings)}
 
 
 @router.get("/{key}")

@@ -7,10 +7,10 @@ import httpx
 import pytest
 
 from activities.sisbajud.connections import check_connections, summary
+from activities.sisbajud.operator.connections import connection_rows
 from services.simulators.mensageria import create_app as mensageria_app
 from services.simulators.midaz import create_app as midaz_app
 from services.simulators.oauth import OAuthClient
-from services.sisbajud_cli import connection_rows
 from shared.settings import InstitutionSettings, Settings, SisbajudSettings
 from tests.support.sisbajud import serve
 
