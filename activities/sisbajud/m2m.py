@@ -193,9 +193,8 @@ def _lerian_answer(response: httpx.Response) -> httpx.Response:
         expires_in = body.get("expiresIn") or _jwt_lifetime(body["accessToken"])
         if expires_in:
             mapped["expires_in"] = int(expires_in)
-        for name in ("refreshToken", "scope"):
-            if body.get(name):
-                mapped[{"refreshToken": "refresh_token"}.get(name, name)] = body[name]
+        # `refreshToken` is left out: a client-credentials token is renewed by asking again
+        # (Authlib would otherwise try a refresh grant Lerian's clients never send).
     return httpx.Response(response.status_code, json=mapped, request=response.request)
 
 

@@ -234,3 +234,23 @@ async def test_three_institutions_on_one_endpoint_and_client_share_one_token(sim
         midaz = MidazClient.for_institution(sims.http, settings, institution)
         await midaz.default_balance("@nobody")
     assert sims.midaz.state.oauth.requests == 2
+
+
+async def test_a_lerian_refreshtoken_never_turns_renewal_into_a_refresh_grant(monkeypatch):
+    logins: list[dict] = []
+
+    def auth_service(request: httpx.Request) -> httpx.Response:
+        if is_token_request(request):
+            logins.append(json.loads(request.content))
+            return httpx.Response(200, json={"accessToken": f"jwt-{len(logins)}",
+                                             "tokenType": "Bearer", "expiresIn": 600,
+                                             "refreshToken": "r-1"})
+        return httpx.Response(200, json={"items": []})
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(auth_service)) as http:
+        settings = _settings()
+        midaz = MidazClient.for_institution(http, settings, settings.sisbajud.institutions[0])
+        await midaz.default_balance("@nobody")
+        monkeypatch.setattr(wrappers, "time", SimpleNamespace(time=lambda: time.time() + 590))
+        await midaz.default_balance("@nobody")
+    assert [login["grantType"] for login in logins] == ["client_credentials"] * 2
