@@ -117,10 +117,11 @@ class Ledger:
             await asyncio.sleep(self.latency_s)
         parts = urlsplit(str(request.url))
         path, query = parts.path, {k: v[0] for k, v in parse_qs(parts.query).items()}
-        if path.endswith("/oauth/token"):
+        if path.endswith(("/oauth/token", "/oauth/access_token")):  # RFC 6749's or Lerian's
             self.calls["token"] += 1
             return httpx.Response(200, json={"access_token": "bench", "token_type": "Bearer",
-                                             "expires_in": 3600})
+                                             "expires_in": 3600, "accessToken": "bench",
+                                             "tokenType": "Bearer", "expiresIn": 3600})
         if path.endswith("/operations"):
             self.calls["operations"] += 1
             start, end = _parse(query["start_date"], False), _parse(query["end_date"], True)

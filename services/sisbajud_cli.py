@@ -129,3 +129,4 @@ def banner_rows(settings: Settings) -> list[tuple[str, str]]:
              "on (GET /v1/admin/ledger-routing/preflight)" if sis.systemplane_enabled
              else "off (SYSTEMPLANE_ENABLED)"),
             ("sisbajud institutions", ", ".join(i.id for i in sis.institutions) or "none")]
+

@@ -11,8 +11,13 @@ from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from activities.sisbajud import owner_cache
-from activities.sisbajud.m2m import ClientCredentials, M2MSession, TokenUnavailable, session_for
+from activities.sisbajud.m2m import (
+    TOKEN_PATHS,
+    ClientCredentials,
+    M2MSession,
+    TokenUnavailable,
+    session_for,
+)
 from shared.contracts.sisbajud import WRITE_TTL_SECONDS
 from shared.settings import (
     DEV_M2M_CLIENT_ID,
@@ -23,7 +28,6 @@ from shared.settings import (
 
 CRM_PAGE = 100
 LEDGER_PAGE = 100
-TOKEN_PATH = "/oauth/token"
 
 
 class UpstreamError(Exception):
@@ -53,22 +57,24 @@ class MissingCredentials(ValueError):
 
 
 def credentials(settings: Settings, name: str, base_url: str, token_url: str | None,
-                client_id: str | None, client_secret: Any) -> ClientCredentials:
-    """The OAuth client for one service; Development falls back to the simulators' dev client."""
+                client_id: str | None, client_secret: Any, auth: Any = "lerian"
+                ) -> ClientCredentials:
+    """The client for one service; Development falls back to the simulators' dev client and
+    their token endpoint (`base_url` + the mode's path)."""
     if settings.environment == "Development":
         client_id = client_id or DEV_M2M_CLIENT_ID
         client_secret = client_secret or SecretStr(DEV_M2M_CLIENT_SECRET)
     if not client_id or client_secret is None:
         raise MissingCredentials(f"{name}: no OAuth client id/secret configured")
-    return ClientCredentials(name, token_url or f"{base_url}{TOKEN_PATH}", client_id,
-                             client_secret)
+    return ClientCredentials(name, token_url or f"{base_url}{TOKEN_PATHS[auth]}", client_id,
+                             client_secret, auth)
 
 
 def midaz_credentials(settings: Settings, institution: InstitutionSettings) -> ClientCredentials:
     """The OAuth client of `institution`'s Midaz."""
     inst = institution
     return credentials(settings, f"Midaz {inst.id}", _midaz_base(settings, inst), inst.token_url,
-                       inst.client_id, inst.client_secret)
+                       inst.client_id, inst.client_secret, inst.auth)
 
 
 def mensageria_credentials(settings: Settings) -> ClientCredentials:
@@ -76,7 +82,7 @@ def mensageria_credentials(settings: Settings) -> ClientCredentials:
     sis = settings.sisbajud
     return credentials(settings, "Mensageria", _mensageria_base(settings),
                        sis.mensageria_token_url, sis.mensageria_client_id,
-                       sis.mensageria_client_secret)
+                       sis.mensageria_client_secret, sis.mensageria_auth)
 
 
 def _midaz_base(settings: Settings, institution: InstitutionSettings) -> str:
@@ -113,22 +119,12 @@ class MidazClient:
         except TokenUnavailable as exc:
             raise _upstream(exc) from exc
 
-    async def owner(self) -> str | None:
-        """The owner Midaz reports in the ledger's `metadata` (None when it reports none)."""
-        ledger = await self._json(self.ledger_path)
-        metadata = ledger.get("metadata") or {}
-        owner = metadata.get(self.institution.owner_metadata_key)
-        return str(owner) if owner else None
-
     async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         """One call with this institution's token (token failures are `UpstreamError`s)."""
         try:
-            response = await self.m2m.request(method, url, **kwargs)
+            return await self.m2m.request(method, url, **kwargs)
         except TokenUnavailable as exc:
             raise _upstream(exc) from exc
-        if response.status_code == 403:
-            owner_cache.forget(self)  # refused: the next order reads the owner again
-        return response
 
     @property
     def ledger_path(self) -> str:
@@ -223,22 +219,32 @@ class MidazClient:
         return await self._cursor_pages(f"{self.ledger_path}/accounts/{account_id}/operations",
                                         {"start_date": start, "end_date": end})
 
-    async def instruments(self, document: str) -> list[dict[str, Any]]:
-        """The subject's CRM records: legacy `GET /v1/aliases`, embedded `…/instruments`."""
+    @property
+    def crm_url(self) -> str:
+        """Legacy `{crmBaseUrl}/v1/aliases`, embedded `{baseUrl}/v1/organizations/{org}/
+        instruments` (Midaz 4's `listInstruments`)."""
         inst = self.institution
         if inst.crm_mode == "legacy":
-            url = f"{(inst.crm_base_url or self.base_url).rstrip('/')}/v1/aliases"
-            headers = {"X-Organization-Id": inst.organization_id}
-        else:
-            url = (f"{self.base_url}/{inst.crm_embedded_version}/organizations/"
-                   f"{inst.organization_id}/instruments")
-            headers = {}
+            return f"{(inst.crm_base_url or self.base_url).rstrip('/')}/v1/aliases"
+        return (f"{self.base_url}/{inst.crm_embedded_version}/organizations/"
+                f"{inst.organization_id}/instruments")
+
+    async def crm_page(self, document: str | None, limit: int = CRM_PAGE, page: int = 1
+                       ) -> dict[str, Any]:
+        """One page of the CRM's records (of `document`, or any: the connection check)."""
+        inst = self.institution
+        headers = {"X-Organization-Id": inst.organization_id} if inst.crm_mode == "legacy" else {}
+        params: dict[str, Any] = {"limit": limit, "page": page}
+        if document is not None:
+            params["document"] = document
+        return await self._json(self.crm_url, headers=headers, params=params)
+
+    async def instruments(self, document: str) -> list[dict[str, Any]]:
+        """The subject's CRM records: legacy `GET /v1/aliases`, embedded `…/instruments`."""
         items: list[dict[str, Any]] = []
         page = 1
         while True:
-            body = await self._json(url, headers=headers,
-                                    params={"document": document, "limit": CRM_PAGE, "page": page})
-            batch = body.get("items", [])
+            batch = (await self.crm_page(document, CRM_PAGE, page)).get("items", [])
             items += batch
             if len(batch) < CRM_PAGE:
                 return items

@@ -1,17 +1,15 @@
-"""Who owns an institution: Midaz's word (or our record) against the subject of our token."""
+"""Who owns an institution: the owner recorded when it was created, against
+`EXECUTOR_M2M_SUBJECT` (the seed: on creating an institution the executor records its own
+subject as owner)."""
 
 from __future__ import annotations
 
 import logging
 
 import httpx
-from sqlalchemy import update
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from activities.sisbajud import owner_cache
-from activities.sisbajud.clients import MidazClient, UpstreamError
-from activities.sisbajud.errors import SisbajudErrorCode, fail
 from activities.sisbajud.store import insert_ignore
 from shared.contracts.sisbajud import Ownership, OwnershipResult
 from shared.db.models import utcnow
@@ -22,40 +20,23 @@ log = logging.getLogger("esteira.sisbajud")
 
 
 async def check_ownership(settings: Settings, sessions: async_sessionmaker[AsyncSession],
-                          http: httpx.AsyncClient, institution_id: str) -> OwnershipResult:
-    """OWNED when the owner equals the `sub` of the token the institution's Midaz issued us.
+                          http: httpx.AsyncClient | None, institution_id: str
+                          ) -> OwnershipResult:
+    """OWNED when the institution's recorded owner is our `EXECUTOR_M2M_SUBJECT`.
 
-    The owner is what Midaz reports in the ledger's metadata; when it reports none, the one
-    recorded when this executor created the institution (the token's subject at that time)."""
-    institution = next((i for i in settings.sisbajud.institutions if i.id == institution_id),
-                       None)
-    if institution is None:
+    An institution configured here but not yet recorded is created now, owned by us; Midaz is
+    not asked (no ledger read the seed does not grant, no metadata key of our own there). That
+    our token speaks for that subject is checked at boot (`sisbajud:connections`)."""
+    if not any(i.id == institution_id for i in settings.sisbajud.institutions):
         return OwnershipResult(ownership=Ownership.UNCONFIGURED)
-    midaz = MidazClient.for_institution(http, settings, institution)
-    try:
-        subject = await midaz.subject()
-        reported = await owner_cache.reported_owner(midaz)
-    except UpstreamError as exc:
-        raise fail(SisbajudErrorCode.MIDAZ_UNAVAILABLE,
-                   f"ownership of {institution_id}: {exc}") from exc
-    if not subject:
-        # A token without a subject vouches for nobody: never write on it.
-        return OwnershipResult(ownership=Ownership.FOREIGN, owner=reported)
+    subject = settings.sisbajud.m2m_subject
     async with sessions() as session:
-        # Read first: once the record exists and agrees, an order's check writes nothing
-        # (a write per order queued behind every other SQLite writer).
+        # Read first: once the record exists, an order's check writes nothing (a write per
+        # order queued behind every other SQLite writer).
         row = await session.get(SisbajudInstitution, institution_id)
         owner = row.owner_subject if row is not None else None
-        wrote = owner is None
         if owner is None:
-            owner = await record_owner(session, institution_id, reported or subject)
-        if reported is not None and owner != reported:
-            # Midaz is the authority on its ledger; our record follows it.
-            await session.exec(update(SisbajudInstitution)  # type: ignore[call-overload]
-                               .where(SisbajudInstitution.institution_id == institution_id)
-                               .values(owner_subject=reported))
-            owner, wrote = reported, True
-        if wrote:
+            owner = await record_owner(session, institution_id, subject)
             await session.commit()
     return OwnershipResult(ownership=Ownership.OWNED if owner == subject else Ownership.FOREIGN,
                            owner=owner)

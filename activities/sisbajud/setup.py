@@ -21,9 +21,7 @@ from temporalio.client import (
 )
 
 from activities.sisbajud.clients import (
-    MidazClient,
     MissingCredentials,
-    UpstreamError,
     mensageria_credentials,
     midaz_credentials,
 )
@@ -104,20 +102,12 @@ async def ensure_tick_schedule(client: Client, settings: Settings) -> str:
 
 async def claim_institutions(sessions: async_sessionmaker[AsyncSession], settings: Settings,
                              http: httpx.AsyncClient | None = None) -> None:
-    """Create configured institutions unknown to the store, owned by the subject of the token
-    each one's Midaz issues us (an unreachable one is claimed by its first order instead)."""
-    if http is None:
-        return
+    """Create the configured institutions unknown to the store, owned by our
+    `EXECUTOR_M2M_SUBJECT` (an existing record keeps its owner)."""
     for institution in settings.sisbajud.institutions:
-        try:
-            subject = await MidazClient.for_institution(http, settings, institution).subject()
-        except UpstreamError as exc:
-            log.warning("Institution %s not claimed yet: %s", institution.id, exc)
-            continue
-        if subject:
-            async with sessions() as session:
-                await record_owner(session, institution.id, subject)
-                await session.commit()
+        async with sessions() as session:
+            await record_owner(session, institution.id, settings.sisbajud.m2m_subject)
+            await session.commit()
 
 
 def activities(settings: Settings, sessions: async_sessionmaker[AsyncSession],

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio.client import Client
 
+from activities.sisbajud.connections import recheck_until_ok, record_connections, summary
 from activities.sisbajud.setup import (
     activities,
     check_credentials,
@@ -30,6 +33,13 @@ async def build(deps: WorkerDeps) -> list[DomainWorker]:
         timeout=settings.sisbajud.http_timeout_seconds, connections=HTTP_CONNECTIONS))
     client = await connect(settings)
     await claim_institutions(deps.sessions, settings, http)
+    # At boot: a wrong token URL, auth mode, subject or CRM route is named before any order;
+    # after a failure, again until it passes (the systems may still be starting).
+    if not summary(await record_connections(deps.sessions, settings, http,
+                                            deps.instance_id))[0]:
+        recheck = asyncio.create_task(recheck_until_ok(deps.sessions, settings, http,
+                                                       deps.instance_id))
+        deps.resources.callback(recheck.cancel)
     await ensure_tick_schedule(client, settings)
 
     async def temporal() -> Client:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 
+from activities.sisbajud.operator.connections import connection_rows
 from services import sisbajud_cli, systemd_notify
 from services.banner import host_mode, ready_rows, render
 from services.banner_signer import signer_rows_and_panel
@@ -328,6 +329,7 @@ async def _banner(settings: Settings, generated: bool, warnings: list[str], *,
                       extra=[*signer_rows, *sisbajud_cli.banner_rows(settings),
                              ("payload codec", _codec_note(
                                  settings, payload_keys(settings, generate=False),
-                                 generated=key_file_generated))])
+                                 generated=key_file_generated)),
+                             *await connection_rows(settings)])
     notes = "".join(f"\nWARN {warning}" for warning in warnings)
     return render("Service ready", rows) + "\n" + profiles_panel + notes

@@ -20,8 +20,8 @@ log = logging.getLogger("esteira.simulator")
 
 
 async def serve_midaz(settings: Settings, *, demo: bool = True) -> None:
-    """Midaz with the ledger of every institution that points at the simulator, each owned
-    by the subject the simulator issues to the institutions' clients (all of them known)."""
+    """Midaz with the ledger of every institution that points at the simulator, issuing the
+    institutions' clients (all of them known) tokens for `EXECUTOR_M2M_SUBJECT`."""
     subject = settings.sisbajud.m2m_subject
     app = midaz_app(tokens=(), clients=dict(
         _client_of(i.client_id, i.client_secret, subject)
@@ -33,8 +33,7 @@ async def serve_midaz(settings: Settings, *, demo: bool = True) -> None:
             ids = {"organizationId": institution.organization_id,
                    "ledgerId": institution.ledger_id}
             (await sim.post("/_sim/bootstrap", json={
-                **ids, "assets": [institution.asset_code],
-                "ledgerMetadata": {institution.owner_metadata_key: subject}})).raise_for_status()
+                **ids, "assets": [institution.asset_code]})).raise_for_status()
             if demo:
                 await _demo_subject(sim, ids)
     await _serve(app, settings, settings.ports.midaz, "Midaz")

@@ -1,9 +1,15 @@
-"""The OAuth 2.0 client-credentials token endpoint the Midaz and Mensageria simulators share."""
+"""The token endpoints the Midaz and Mensageria simulators share: Lerian's auth service
+(`POST /v1/login/oauth/access_token`, JSON, as lib-auth's `GetApplicationToken` calls it) and
+RFC 6749 client credentials (`POST /oauth/token`, form + Basic). Both issue RS256 JWT
+application tokens shaped as lib-auth reads them: `type` `application` (not `normal-user`, so
+Midaz authorizes the call as the product's M2M role), `sub` `<owner>/<id>`, `azp` the client."""
 
 from __future__ import annotations
 
 import base64
+import functools
 import hmac
+import json
 import secrets
 import threading
 import time
@@ -14,6 +20,9 @@ from urllib.parse import parse_qs, unquote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from joserfc import jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import RSAKey
 
 from shared.contracts.dev_credentials import (
     DEV_M2M_CLIENT_ID,
@@ -22,7 +31,17 @@ from shared.contracts.dev_credentials import (
 )
 
 TOKEN_PATH = "/oauth/token"
+LERIAN_TOKEN_PATH = "/v1/login/oauth/access_token"
 DEFAULT_TTL_S = 3600
+ISSUER = "esteira-auth-simulator"
+# lib-auth: any `type` other than `normal-user` is an M2M (application) token.
+APPLICATION_TYPE = "application"
+
+
+@functools.cache
+def signing_key() -> RSAKey:
+    """One RSA key per process (generating one per app would slow every test)."""
+    return RSAKey.generate_key(2048)
 
 
 @dataclass(frozen=True)
@@ -57,36 +76,55 @@ class TokenIssuer:
     ttl_s: int = DEFAULT_TTL_S
     clock: Callable[[], float] = time.time
     lock: threading.Lock = field(default_factory=threading.Lock)
-    issued: dict[str, tuple[str, float]] = field(default_factory=dict)  # token -> (sub, expiry)
+    issued: dict[str, tuple[str, float]] = field(default_factory=dict)  # jti -> (sub, expiry)
     requests: int = 0  # token requests answered, granted or not
 
     def issue(self, client_id: str, secret: str) -> dict[str, Any] | None:
-        """A token response for good credentials (compared in constant time), else None."""
+        """A signed application token for good credentials (compared in constant time)."""
         with self.lock:
             self.requests += 1
             client = self.clients.get(client_id)
             if client is None or not hmac.compare_digest(client.secret.encode(), secret.encode()):
                 return None
-            token = secrets.token_urlsafe(32)
-            self.issued[token] = (client.subject, self.clock() + self.ttl_s)
+            now = int(self.clock())
+            jti = secrets.token_urlsafe(16)
+            self.issued[jti] = (client.subject, now + self.ttl_s)
+        claims = {"iss": ISSUER, "sub": client.subject, "azp": client_id,
+                  "type": APPLICATION_TYPE, "iat": now, "exp": now + self.ttl_s, "jti": jti}
+        token = jwt.encode({"alg": "RS256", "typ": "JWT"}, claims, signing_key())
         return {"access_token": token, "token_type": "Bearer", "expires_in": self.ttl_s,
                 "sub": client.subject}
 
     def check(self, token: str) -> str | None:
-        """Why `token` is refused (`expired`, `unknown`), or None when it may call the API."""
-        with self.lock:
-            known = self.issued.get(token)
-        if known is not None:
-            return "expired" if known[1] <= self.clock() else None
-        if self.static_tokens is None or token in self.static_tokens:
+        """Why `token` is refused (`malformed`, `signature`, `expired`, `unknown`), or None.
+
+        Every bearer is read as a JWT, as lib-auth does; the signature and expiry are what
+        Lerian's auth service checks behind it (`/v1/authorize`)."""
+        if self.static_tokens is not None and token in self.static_tokens:
             return None
-        return "unknown"
+        refused = self._verify(token)
+        if refused in (None, "expired") or self.static_tokens is not None:
+            return refused
+        return None  # a harness that lets any other bearer through
+
+    def _verify(self, token: str) -> str | None:
+        if token.count(".") != 2:
+            return "malformed"
+        try:
+            claims = jwt.decode(token, signing_key()).claims
+        except (JoseError, ValueError):
+            return "signature"
+        with self.lock:
+            known = self.issued.get(str(claims.get("jti")))
+        if known is None:
+            return "unknown"
+        return "expired" if known[1] <= self.clock() else None
 
     def expire_all(self) -> int:
         """Make every issued token expired now (tests of the refresh path)."""
         with self.lock:
-            for token, (subject, _) in self.issued.items():
-                self.issued[token] = (subject, self.clock() - 1)
+            for jti, (subject, _) in self.issued.items():
+                self.issued[jti] = (subject, self.clock() - 1)
             return len(self.issued)
 
 
@@ -103,8 +141,29 @@ def _credentials(request: Request, form: Mapping[str, str]) -> tuple[str, str]:
 
 
 def token_router(issuer_of: Callable[[Request], TokenIssuer]) -> APIRouter:
-    """`POST /oauth/token` (grant_type=client_credentials) and the test knobs under `/_sim`."""
+    """Lerian's `POST /v1/login/oauth/access_token`, RFC 6749's `POST /oauth/token` and the
+    test knobs under `/_sim`."""
     router = APIRouter()
+
+    @router.post(LERIAN_TOKEN_PATH, name="auth.access_token")
+    async def lerian_token(request: Request) -> JSONResponse:
+        # lib-auth: `{grantType, clientId, clientSecret}` in, `oauth2Token` out.
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or not all(
+                isinstance(body.get(k), str) for k in ("grantType", "clientId", "clientSecret")):
+            return _lerian_error(400, "Bad Request",
+                                 "grantType, clientId and clientSecret are required strings")
+        if body["grantType"] != "client_credentials":
+            return _lerian_error(400, "Bad Request", "unsupported grantType")
+        answer = issuer_of(request).issue(body["clientId"], body["clientSecret"])
+        if answer is None:
+            return _lerian_error(401, "Unauthorized", "invalid client credentials")
+        return JSONResponse({"accessToken": answer["access_token"], "tokenType": "Bearer",
+                             "expiresIn": answer["expires_in"], "refreshToken": ""},
+                            headers={"Cache-Control": "no-store"})
 
     @router.post(TOKEN_PATH, name="oauth.token")
     async def token(request: Request) -> JSONResponse:
@@ -127,6 +186,13 @@ def token_router(issuer_of: Callable[[Request], TokenIssuer]) -> APIRouter:
         return {"expired": issuer_of(request).expire_all()}
 
     return router
+
+
+def _lerian_error(status: int, title: str, message: str) -> JSONResponse:
+    """A refusal as lib-auth reads it (`commons.Response`); the auth service's own codes are
+    not public, so `code` carries the status (lib-auth takes a string or a number)."""
+    return JSONResponse({"code": str(status), "title": title, "message": message},
+                        status_code=status)
 
 
 def _oauth_error(status: int, error: str) -> JSONResponse:

@@ -40,9 +40,24 @@ def worker_probes(settings: Settings, sessions: async_sessionmaker[AsyncSession]
     probes: list[Probe] = []
     for domain in settings.readiness.worker_domains:
         probes.append(_domain_probe(domain, sessions))
+        probes += [_finding_probe(key, sessions) for key in DOMAIN_FINDINGS.get(domain, ())]
         probes += [_poller_probe(queue, settings, sessions, client)
                    for queue in polled_queues(settings) if queue.domain == domain]
     return probes
+
+
+# Findings a domain's worker records at boot beside its `domain:<d>` line.
+DOMAIN_FINDINGS = {"sisbajud": ("sisbajud:connections",)}
+
+
+def _finding_probe(key: str, sessions: async_sessionmaker[AsyncSession]) -> Probe:
+    async def run() -> tuple[bool, str]:
+        finding = (await read_findings(sessions, [key])).get(key)
+        if finding is None:
+            return True, "not checked yet (the worker checks at boot)"
+        return finding.ok, finding.detail
+
+    return Probe(key, run)
 
 
 def _domain_probe(domain: str, sessions: async_sessionmaker[AsyncSession]) -> Probe:

@@ -6,4 +6,4 @@ from __future__ import annotations
 # client credentials are configured (Development only; `check_credentials` refuses elsewhere).
 DEV_M2M_CLIENT_ID = "esteira-dev"
 DEV_M2M_CLIENT_SECRET = "esteira-dev-client-secret"
-DEV_M2M_SUBJECT = "esteira-executor"
+DEV_M2M_SUBJECT = "esteira/esteira-executor"

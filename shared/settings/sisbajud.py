@@ -12,6 +12,8 @@ from shared.contracts.sisbajud_names import TASK_QUEUE
 from shared.settings.core import seconds_of
 
 # Ids of the ledger the Midaz simulator bootstraps for `esteira dev` (its default institution).
+# `lerian`: Lerian's auth service (JSON); `oauth2`: RFC 6749 client credentials (form + Basic).
+AuthMode = Literal["lerian", "oauth2"]
 DEV_MIDAZ_ORGANIZATION_ID = "0190a000-0000-7000-8000-00000000e5e1"
 DEV_MIDAZ_LEDGER_ID = "0190a000-0000-7000-8000-00000000e5e2"
 # The seed's environment names, read beside `ESTEIRA_SISBAJUD__*` (which wins): setting <- name.
@@ -33,8 +35,13 @@ class InstitutionSettings(BaseModel):
     id: str = Field(min_length=1, max_length=100)
     # None: the Midaz simulator of `esteira dev` (http://<host>:<ports.midaz>).
     base_url: str | None = None
-    # OAuth 2.0 client credentials for this Midaz; the token endpoint defaults to
-    # `{base_url}/oauth/token`. None in Development: the simulator's dev client.
+    # How this institution's tokens are asked for: `lerian` (Lerian's auth service, as
+    # lib-auth and midaz-sdk-golang ask: JSON `{grantType, clientId, clientSecret}` to
+    # `/v1/login/oauth/access_token`, answer `accessToken`) or `oauth2` (RFC 6749 client
+    # credentials: a form with HTTP Basic, answer `access_token`).
+    auth: AuthMode = "lerian"
+    # The token endpoint (Midaz issues no tokens: its auth service does). None: the
+    # simulator's, `{base_url}` + the mode's path (Development only).
     token_url: str | None = None
     client_id: str | None = None
     client_secret: SecretStr | None = None
@@ -42,13 +49,12 @@ class InstitutionSettings(BaseModel):
     ledger_id: str
     crm_mode: str = Field(default="embedded", pattern="^(legacy|embedded)$")
     crm_base_url: str | None = None
-    # Embedded CRM route: the seed's `/v2/organizations/{org}/instruments`; Midaz 4 serves `/v1`.
-    crm_embedded_version: Literal["v1", "v2"] = "v2"
+    # Embedded CRM route: Midaz 4 serves `/v1/organizations/{org}/instruments`; the seed's
+    # `/v2` exists in no Midaz release (kept for a gateway that maps it).
+    crm_embedded_version: Literal["v1", "v2"] = "v1"
     # Block account lookup: the seed's `accounts?alias=` (a prefix match, filtered to the exact
     # alias here) or Midaz's exact route `accounts/alias/{alias}`.
     alias_lookup: Literal["query", "exact"] = "query"
-    # Ledger `metadata` key under which Midaz reports the institution's owner (an M2M subject).
-    owner_metadata_key: str = Field(default="sisbajudOwner", min_length=1)
     asset_code: str = "BRL"
     # Midaz has no salary flag: CRM `bankingDetails.type` values that mean "conta salário".
     salary_account_types: list[str] = Field(default_factory=lambda: ["SLRY"])
@@ -76,8 +82,9 @@ class SisbajudSettings(BaseModel):
     # Standard Webhooks secrets (`whsec_…`), several during a rotation; `esteira dev`
     # generates one into data/hub-webhook-secret when none is set.
     hub_webhook_secrets: list[SecretStr] = Field(default_factory=list)
-    # The seed's EXECUTOR_M2M_SUBJECT, shown by the API; ownership compares the subject of the
-    # token each institution's Midaz issued us, not this string.
+    # The seed's EXECUTOR_M2M_SUBJECT: the owner this executor records on the institutions it
+    # creates and compares them with; at boot the subject of each institution's token must
+    # be this one (else the `sisbajud:connections` readiness line fails).
     m2m_subject: str = Field(default=DEV_M2M_SUBJECT, min_length=1)
     systemplane_enabled: bool = False
     # Lerian Systemplane: the tenant's PostgreSQL database holding `systemplane_entries` and
@@ -87,7 +94,9 @@ class SisbajudSettings(BaseModel):
     systemplane_namespace: str = Field(default="sisbajud", min_length=1, max_length=200)
     # None: the Mensageria simulator of `esteira dev` (http://<host>:<ports.mensageria>).
     mensageria_url: str | None = None
-    # OAuth 2.0 client credentials for the Mensageria (token endpoint: `{url}/oauth/token`).
+    # The Mensageria's token request (`lerian` or `oauth2`, as for an institution) and its
+    # endpoint; None: the simulator's, `{mensageria_url}` + the mode's path (Development only).
+    mensageria_auth: AuthMode = "lerian"
     mensageria_token_url: str | None = None
     mensageria_client_id: str | None = None
     mensageria_client_secret: SecretStr | None = None

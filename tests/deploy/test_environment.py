@@ -68,7 +68,8 @@ OPTIONAL = {
     "ESTEIRA_GRPC__TLS_CERT_FILE": "gRPC over TLS; plaintext behind a loopback port otherwise",
     "ESTEIRA_GRPC__TLS_KEY_FILE": "gRPC over TLS; plaintext behind a loopback port otherwise",
     "ESTEIRA_GRPC__TLS_CLIENT_CA_FILE": "only for mutual TLS on gRPC",
-    "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN_URL": "defaults to the Mensageria URL + /oauth/token",
+    "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN_URL": "defaults to the simulator's, the Mensageria URL "
+                                              "+ the auth mode's path",
     "ESTEIRA_SISBAJUD__SYSTEMPLANE_DSN": "only where routes come from Lerian's Systemplane",
     "ESTEIRA_TEMPORAL_SERVER__DYNAMIC_CONFIG": "tuning of the embedded dev server over ours",
     "ESTEIRA_PAYLOAD_CODEC__KEY_FILE": "the keys setting is used; a file only in Development",

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Request
 
 from activities.sisbajud.operator import routing_documents
+from activities.sisbajud.operator.connections import connection_report
 from services.api.context import ContextDep
 from services.api.routes.sisbajud_actor import ActorDep
 from shared.auth import API_KEY_HEADER, keys_match
@@ -28,8 +29,10 @@ router = APIRouter(prefix="/v1/admin/ledger-routing", tags=["sisbajud-admin"],
 
 @router.get("/preflight")
 async def routing_preflight(ctx: ContextDep) -> dict[str, Any]:
-    """Check the documents against the configured institutions before routes are switched on."""
-    return await routing_documents.routing_preflight(ctx.sessions, ctx.settings)
+    """Check the documents against the configured institutions before routes are switched on,
+    and call each institution's token endpoint and CRM once (`connections`)."""
+    answer = await routing_documents.routing_preflight(ctx.sessions, ctx.settings)
+    return {**answer, "connections": await connection_report(ctx.settings)}
 
 
 @router.get("/{key}")

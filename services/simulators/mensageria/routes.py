@@ -46,7 +46,7 @@ Sim = Annotated[MensageriaState, Depends(sim)]
 
 
 async def require_token(request: Request) -> None:
-    """M2M `Authorization: Bearer <token>` issued by `/oauth/token` and unexpired; 401 otherwise."""
+    """M2M `Authorization: Bearer <token>` this simulator issued, unexpired; 401 otherwise."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     bearer = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
     if scheme.lower() != "bearer" or not token.strip():

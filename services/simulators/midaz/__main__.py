@@ -12,7 +12,7 @@ if __name__ == "__main__":
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=3002)
     parser.add_argument("--lag-s", type=float, default=0.0)
-    parser.add_argument("--error-style", choices=["v3", "v4"], default="v3")
+    parser.add_argument("--error-style", choices=["v3", "v4"], default="v4")
     parser.add_argument("--token", action="append", help="accepted bearer token (repeatable)")
     parser.add_argument("--client", action="append", type=parse_client, default=None,
                         help="OAuth client ID:SECRET[:SUBJECT] (repeatable; default: the dev one)")

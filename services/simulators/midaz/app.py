@@ -15,14 +15,20 @@ from services.simulators.midaz import (
     routes_sim,
     routes_transactions,
 )
-from services.simulators.midaz.deps import GatewayTimeout, gateway_timeout, require_token
+from services.simulators.midaz.deps import (
+    AuthRefused,
+    GatewayTimeout,
+    auth_refused,
+    gateway_timeout,
+    require_token,
+)
 from services.simulators.midaz.errors import install_handlers
 from services.simulators.midaz.state import MidazState, SimConfig
 from services.simulators.oauth import DEFAULT_TTL_S, OAuthClient, TokenIssuer, token_router
 
 
 def create_app(
-    *, tokens: Iterable[str] | None = None, lag_s: float = 0.0, error_style: str = "v3",
+    *, tokens: Iterable[str] | None = None, lag_s: float = 0.0, error_style: str = "v4",
     clients: Mapping[str, OAuthClient] | None = None, token_ttl_s: int = DEFAULT_TTL_S,
 ) -> FastAPI:
     """A fresh in-memory Midaz issuing tokens to `clients` (default: the dev client).
@@ -43,6 +49,7 @@ def create_app(
     app.state.oauth = issuer
     install_handlers(app)
     app.add_exception_handler(GatewayTimeout, gateway_timeout)
+    app.add_exception_handler(AuthRefused, auth_refused)
     authed = [Depends(require_token)]
     app.include_router(routes_onboarding.router, dependencies=authed)
     app.include_router(routes_transactions.router, dependencies=authed)

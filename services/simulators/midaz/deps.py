@@ -6,7 +6,7 @@ import asyncio
 from typing import Annotated
 
 from fastapi import Depends, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 
 from services.simulators.midaz.errors import MidazError
 from services.simulators.midaz.faults import Fault
@@ -23,15 +23,31 @@ async def sim(request: Request) -> MidazState:
 Sim = Annotated[MidazState, Depends(sim)]
 
 
+class AuthRefused(Exception):
+    """Midaz's auth layer (lib-auth's `Authorize`) refused the call before any handler ran."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
 async def require_token(request: Request) -> None:
-    """`Authorization: Bearer <token>`; 401 `0041` when absent, `0042` when expired or unknown."""
+    """What lib-auth's `Authorize` answers in front of every Midaz route: 401 `Missing Token`
+    (text) without a bearer, 401 `Unauthorized` (text, `http.StatusText`) for one that does not
+    parse as a JWT or that the auth service refuses (bad signature, expired, unknown)."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise MidazError("0041")
+        raise AuthRefused("Missing Token")
     refused = request.app.state.oauth.check(token.strip())
     if refused is not None:
-        raise MidazError("0042")
+        raise AuthRefused("Unauthorized")
+
+
+async def auth_refused(request: Request, exc: Exception) -> PlainTextResponse:
+    """lib-auth's `c.Status(401).SendString(...)`: plain text, no problem+json."""
+    assert isinstance(exc, AuthRefused)
+    return PlainTextResponse(exc.text, status_code=401)
 
 
 def check_uuid(**params: str) -> None:

@@ -21,6 +21,11 @@ def fmt_decimal(value: Decimal) -> str:
     return format(value.normalize(), "f")
 
 
+def omit_empty(**fields: Any) -> dict[str, Any]:
+    """The fields that have a value: Midaz's `omitempty` drops nil maps and pointers."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
 def iso(ts: float | None) -> str | None:
     """RFC 3339 UTC timestamp with millisecond precision."""
     if ts is None:
@@ -114,10 +119,12 @@ class Account:
             "alias": self.alias,
             "type": self.type,
             "blocked": self.blocked,
+            # mmodel.Account: `holderCheckSkipped` always; `metadata` omitempty.
+            "holderCheckSkipped": False,
             "createdAt": iso(self.created_at),
             "updatedAt": iso(self.created_at),
             "deletedAt": None,
-            "metadata": self.metadata,
+            **omit_empty(metadata=self.metadata),
         }
 
 
@@ -178,7 +185,6 @@ class Balance:
             "createdAt": iso(self.created_at),
             "updatedAt": iso(self.updated_at or self.created_at),
             "deletedAt": None,
-            "metadata": None,
         }
 
 
@@ -209,7 +215,7 @@ class Operation:
         return {
             "id": self.id,
             "transactionId": self.transaction_id,
-            "description": self.description,
+            "description": self.description or "",
             "type": self.type,
             "assetCode": acc.asset_code,
             "chartOfAccounts": self.chart_of_accounts or "",
@@ -224,13 +230,13 @@ class Operation:
             "organizationId": acc.organization_id,
             "ledgerId": acc.ledger_id,
             "route": "",
-            "routeId": self.route_id,
             "direction": self.direction,
             "balanceAffected": True,
             "createdAt": iso(self.created_at),
             "updatedAt": iso(self.created_at),
             "deletedAt": None,
-            "metadata": self.metadata,
+            # mmodel.Operation: `routeId` and `metadata` omitempty.
+            **omit_empty(routeId=self.route_id, metadata=self.metadata),
         }
 
 
@@ -258,8 +264,7 @@ class Transaction:
         """Midaz `Transaction` response (`CREATED` in the POST answer, `APPROVED` on GET)."""
         return {
             "id": self.id,
-            "parentTransactionId": None,
-            "description": self.description,
+            "description": self.description or "",
             "status": {"code": status, "description": status},
             "amount": fmt_decimal(self.amount),
             "assetCode": self.asset_code,
@@ -269,10 +274,14 @@ class Transaction:
             "ledgerId": self.ledger_id,
             "organizationId": self.organization_id,
             "route": "",
-            "routeId": self.route_id,
+            # Always sent: Midaz skipped neither the fees nor the tracer for these.
+            "feesSkipped": False,
+            "tracerSkipped": False,
             "createdAt": iso(self.created_at),
             "updatedAt": iso(self.created_at),
             "deletedAt": None,
-            "metadata": self.metadata,
             "operations": [op.to_json() for op in self.operations],
+            # `parentTransactionId`, `routeId`, `metadata`: omitempty.
+            **omit_empty(parentTransactionId=None, routeId=self.route_id,
+                         metadata=self.metadata),
         }

@@ -61,8 +61,7 @@ async def legacy_aliases(request: Request, state: Sim, _f: RouteFault) -> dict:
 
 
 @router.get("/v1/organizations/{organization_id}/instruments", name="crm.instruments")
-@router.get("/v2/organizations/{organization_id}/instruments", name="crm.instruments.v2")
 async def instruments(organization_id: str, request: Request, state: Sim, _f: RouteFault) -> dict:
-    """Embedded CRM; `/v1` is what the Midaz code serves, `/v2` is what the seed names."""
+    """Embedded CRM as Midaz 4 serves it (`listInstruments`; no `/v2` route exists)."""
     check_uuid(organization_id=organization_id)
     return _search(state, organization_id, request)

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from services.simulators.midaz import queries
 from services.simulators.midaz.deps import LedgerDep, RouteFault, Sim, check_uuid
 from services.simulators.midaz.errors import MidazError
-from services.simulators.midaz.model import iso
+from services.simulators.midaz.model import iso, omit_empty
 from services.simulators.midaz.schemas import (
     CreateAccount,
     CreateAccountType,
@@ -215,5 +215,5 @@ def _ledger_json(ledger: Any) -> dict:
         "createdAt": iso(ledger.created_at),
         "updatedAt": iso(ledger.created_at),
         "deletedAt": None,
-        "metadata": ledger.metadata,
+        **omit_empty(metadata=ledger.metadata),  # mmodel.Ledger: omitempty
     }

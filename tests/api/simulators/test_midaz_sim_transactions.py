@@ -236,7 +236,7 @@ async def test_crm_finds_a_subjects_accounts_by_document(midaz):
         headers={"X-Organization-Id": ref.organization_id},
     )
     embedded = await http.get(
-        f"/v2/organizations/{ref.organization_id}/instruments", params={"document": "12345678900"}
+        f"/v1/organizations/{ref.organization_id}/instruments", params={"document": "12345678900"}
     )
     for response in (legacy, embedded):
         assert [i["accountId"] for i in response.json()["items"]] == [cc["id"]]

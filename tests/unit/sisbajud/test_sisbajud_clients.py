@@ -11,22 +11,22 @@ from activities.sisbajud.orders import OrderActivities
 from services.simulators.mensageria import create_app as mensageria_app
 from services.simulators.oauth import OAuthClient
 from shared.settings import InstitutionSettings, Settings, SisbajudSettings
+from tests.support.tokens import is_token_request, token_answer
 
 
 def _token(request: httpx.Request) -> httpx.Response:
-    return httpx.Response(200, json={"access_token": "tok", "token_type": "Bearer",
-                                     "expires_in": 600, "sub": "exec"})
+    return token_answer(request)
 
 
 @pytest.mark.parametrize(("mode", "version", "url"), [
-    ("embedded", "v2", "http://midaz/v2/organizations/o/instruments"),
+    ("embedded", "v2", "http://midaz/v2/organizations/o/instruments"),  # a gateway's mapping
     ("embedded", "v1", "http://midaz/v1/organizations/o/instruments"),
     ("legacy", "v2", "http://crm/v1/aliases")])
 async def test_the_crm_route_follows_the_institution(mode, version, url):
     seen: list[httpx.Request] = []
 
     def midaz(request: httpx.Request) -> httpx.Response:
-        if request.url.path == "/oauth/token":
+        if is_token_request(request):
             return _token(request)
         seen.append(request)
         return httpx.Response(200, json={"items": [{"accountId": "a"}], "page": 1})
@@ -56,4 +56,4 @@ async def test_the_gateway_answers_unavailable_when_the_mensageria_refuses_our_c
         lookup = MensageriaLookup(orders, timeout_s=5)
         with pytest.raises(OrderUnavailable) as raised:
             await lookup("0190a000-0000-7000-8000-00000000d001")
-    assert "refused client exec: invalid_client" in str(raised.value)
+    assert "refused client exec: 401 invalid client credentials" in str(raised.value)

@@ -84,11 +84,13 @@ def test_defaults_point_at_the_dev_simulators_with_the_dev_client():
     assert midaz.base_url == "http://127.0.0.1:9101"
     assert mensageria.base_url == "http://127.0.0.1:9102"
     credentials = midaz_credentials(settings, institution)
-    assert credentials.token_url == "http://127.0.0.1:9101/oauth/token"
-    assert mensageria.m2m.credentials.token_url == "http://127.0.0.1:9102/oauth/token"
+    assert credentials.token_url == "http://127.0.0.1:9101/v1/login/oauth/access_token"
+    assert mensageria.m2m.credentials.token_url == (
+        "http://127.0.0.1:9102/v1/login/oauth/access_token")
+    assert (credentials.auth, mensageria.m2m.credentials.auth) == ("lerian", "lerian")
     assert (credentials.client_id, credentials.client_secret.get_secret_value()) == (
         DEV_M2M_CLIENT_ID, DEV_M2M_CLIENT_SECRET)
-    assert (institution.crm_embedded_version, institution.alias_lookup) == ("v2", "query")
+    assert (institution.crm_embedded_version, institution.alias_lookup) == ("v1", "query")
 
 
 def test_outside_development_client_credentials_are_required():

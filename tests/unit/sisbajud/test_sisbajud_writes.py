@@ -18,6 +18,7 @@ from shared.contracts.sisbajud_ledger import (
     WriteOutcomeKind,
 )
 from shared.settings import InstitutionSettings, Settings, SisbajudSettings
+from tests.support.tokens import is_token_request, token_answer
 
 TX = {"id": "tx-1", "amount": "150", "operations": [
     {"type": "BLOCK", "balanceKey": "default", "direction": "debit"}]}
@@ -70,8 +71,7 @@ def test_a_404_without_the_route_code_is_not_a_deferral():
 
 
 def _token(request: httpx.Request) -> httpx.Response:
-    return _response(200, {"access_token": "tok", "token_type": "Bearer", "expires_in": 600,
-                           "sub": "esteira-executor"})
+    return token_answer(request)
 
 
 def _institution(**fields) -> InstitutionSettings:
@@ -83,7 +83,7 @@ async def test_a_409_0020_on_create_counts_as_found():
     calls: list[str] = []
 
     def midaz(request: httpx.Request) -> httpx.Response:
-        if request.url.path == "/oauth/token":
+        if is_token_request(request):
             return _token(request)
         calls.append(f"{request.method} {request.url.path.rsplit('/', 2)[-2]}")
         if request.method == "POST":
@@ -104,7 +104,7 @@ async def test_a_new_block_account_is_created_without_a_lookup():
     calls: list[str] = []
 
     def midaz(request: httpx.Request) -> httpx.Response:
-        if request.url.path == "/oauth/token":
+        if is_token_request(request):
             return _token(request)
         calls.append(request.method)
         return _response(201, {"id": "acc-9", "alias": "@block_sisbajud_ab"})
@@ -123,7 +123,7 @@ async def test_the_alias_lookup_follows_the_institution(lookup, path, query):
     seen: list[httpx.URL] = []
 
     def midaz(request: httpx.Request) -> httpx.Response:
-        if request.url.path == "/oauth/token":
+        if is_token_request(request):
             return _token(request)
         if request.method == "POST":
             return _response(409, {"code": "0020"})  # made by an earlier attempt

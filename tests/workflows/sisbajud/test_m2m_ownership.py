@@ -1,20 +1,25 @@
-"""Ownership against the subject of our Midaz token, on simulators that check every token."""
+"""Ownership as the seed says: the executor records its own EXECUTOR_M2M_SUBJECT as owner when
+it creates an institution and writes only for institutions that subject owns; on simulators
+that check every token."""
 
 from __future__ import annotations
 
 import pytest
 import pytest_asyncio
 
+from activities.sisbajud.setup import claim_institutions
 from services.simulators.mensageria import create_app as mensageria_app
 from services.simulators.midaz import create_app as midaz_app
 from services.simulators.oauth import OAuthClient
+from shared.db.models import utcnow
 from shared.db.sisbajud_models import SisbajudAlarm, SisbajudInstitution, SisbajudOrder
 from shared.settings import DEV_M2M_CLIENT_ID, DEV_M2M_CLIENT_SECRET
-from tests.support.sisbajud import LEDGER, ORG, World, new_order_id, sisbajud_settings, stored
+from tests.support.sisbajud import INSTITUTION, World, new_order_id, sisbajud_settings, stored
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"])
-# The dev client (the executor's fallback in Development) is issued tokens for `exec-A`.
-CLIENTS = {DEV_M2M_CLIENT_ID: OAuthClient(DEV_M2M_CLIENT_SECRET, "exec-A")}
+SUBJECT = "esteira/exec-A"
+# The dev client (the executor's fallback in Development) is issued tokens for `SUBJECT`.
+CLIENTS = {DEV_M2M_CLIENT_ID: OAuthClient(DEV_M2M_CLIENT_SECRET, SUBJECT)}
 
 
 @pytest_asyncio.fixture
@@ -22,16 +27,12 @@ async def strict_world(settings, task_queue):
     """A World whose simulators take only tokens they issued (plus the harness's own `t`)."""
     worlds: list[World] = []
 
-    async def make(owner: str | None, **overrides) -> World:
+    async def make(**overrides) -> World:
         apps = (midaz_app(tokens=["t"], clients=CLIENTS),
                 mensageria_app(tokens=["t"], clients=CLIENTS))
         world = await World(sisbajud_settings(settings, task_queue, **overrides),
                             apps=apps).start()
         worlds.append(world)
-        if owner is not None:
-            (await world.midaz.post("/_sim/bootstrap", json={
-                "organizationId": ORG, "ledgerId": LEDGER,
-                "ledgerMetadata": {"sisbajudOwner": owner}})).raise_for_status()
         return world
 
     yield make
@@ -49,42 +50,47 @@ async def _run(world: World, client, amount: str = "40") -> SisbajudOrder:
     return row
 
 
-async def _token_requests(world: World) -> tuple[int, int]:
-    return (world.midaz_app.state.oauth.requests, world.mensageria_app.state.oauth.requests)
-
-
-async def test_a_ledger_owned_by_another_subject_gets_no_write(strict_world, temporal_env):
-    # EXECUTOR_M2M_SUBJECT claims the owner's name: a string nobody vouches for changes nothing.
-    world = await strict_world(owner="exec-B", m2m_subject="exec-B")
+async def test_an_institution_created_by_another_subject_gets_no_write(strict_world,
+                                                                       temporal_env):
+    world = await strict_world(m2m_subject=SUBJECT)
+    async with world.sessions() as session:
+        session.add(SisbajudInstitution(institution_id=INSTITUTION, owner_subject="esteira/B",
+                                        created_at=utcnow()))
+        await session.commit()
     await world.account("@own-1", "100")
     row = await _run(world, temporal_env.client)
-    assert row.state == "FOREIGN_OWNER" and "exec-B" in (row.detail or "")
+    assert row.state == "FOREIGN_OWNER" and "esteira/B" in (row.detail or "")
     assert [a.code for a in await stored(world, SisbajudAlarm)] == ["institution.foreign-owner"]
     assert await world.transactions() == []
     results = (await world.results())["results"]
     assert [r for r in results if r["body"]["executionState"] == "RESOLVED"] == []
 
 
-async def test_a_ledger_owned_by_our_token_subject_is_written_with_cached_tokens(
+async def test_the_executor_creates_its_institutions_owned_by_its_subject_and_writes(
         strict_world, temporal_env):
-    world = await strict_world(owner="exec-A")  # m2m_subject stays the default, unlike exec-A
+    world = await strict_world(m2m_subject=SUBJECT)
+    await claim_institutions(world.sessions, world.settings, world.http)
+    (institution,) = await stored(world, SisbajudInstitution)
+    assert institution.owner_subject == SUBJECT
     await world.account("@own-2", "100")
     row = await _run(world, temporal_env.client)
     assert row.reason_code == "BLOCKED_TOTAL"
-    (institution,) = await stored(world, SisbajudInstitution)
-    assert institution.owner_subject == "exec-A"
     assert len(await world.transactions()) == 1
-    results = (await world.results())["results"]
-    assert any(r["body"]["executionState"] == "RESOLVED" for r in results)
     # Every Midaz and Mensageria call of the order and the tick rode on one token each.
-    assert await _token_requests(world) == (1, 1)
+    assert (world.midaz_app.state.oauth.requests,
+            world.mensageria_app.state.oauth.requests) == (1, 1)
 
 
-async def test_without_a_reported_owner_the_creating_token_subject_owns(strict_world,
-                                                                        temporal_env):
-    world = await strict_world(owner=None)
+async def test_midaz_is_not_asked_who_owns_the_ledger(strict_world, temporal_env):
+    world = await strict_world(m2m_subject=SUBJECT)
     await world.account("@own-3", "100")
+    seen: list[str] = []
+    world.http.event_hooks["request"].append(lambda r: _note(seen, r))
     row = await _run(world, temporal_env.client)
     assert row.reason_code == "BLOCKED_TOTAL"
-    (institution,) = await stored(world, SisbajudInstitution)
-    assert institution.owner_subject == "exec-A"
+    ledger = f"/v1/organizations/{world.ledger.organization_id}/ledgers/{world.ledger.ledger_id}"
+    assert f"GET {ledger}" not in seen  # no read the seed does not grant
+
+
+async def _note(seen: list[str], request) -> None:
+    seen.append(f"{request.method} {request.url.path}")
