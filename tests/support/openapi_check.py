@@ -125,10 +125,11 @@ class OpenApiDocument:
         problems: list[str] = []
         for param in op.get("parameters", []):
             name, where = param["name"], param["in"]
+            values: list[str | None]
             if where == "path":
                 values = [path_params.get(name)]
             elif where == "query":
-                values = exchange.query.get(name, [])
+                values = list(exchange.query.get(name, []))
             else:
                 continue  # headers: the document types them all as strings
             if not values or values == [None]:
