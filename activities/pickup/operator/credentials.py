@@ -1,13 +1,13 @@
-"""Setting a guardian's or authorized person's card / QR code, as a door asks.
+"""Setting a student's, guardian's or authorized person's card / QR code, as a door asks.
 
-A credential already on the turnstile (an approved person's, a linked guardian's) is swapped
-there too: the old value is revoked and the new one granted, through the ledger, in the same
-transaction.
+A credential already on the turnstile (an approved person's, a linked guardian's, a READY
+student's exit credential) is swapped there too: the old value is revoked and the new one
+granted, through the ledger, in the same transaction.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from uuid import uuid4
 
 from sqlalchemy.ext.asyncio import async_sessionmaker
@@ -15,12 +15,19 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup.credentials import put_credential
 from activities.pickup.errors import not_found
+from activities.pickup.exit_grant import grant_exit, held_exits, revoke_row
 from activities.pickup.guardian_access import lock_guardian, sync_guardian
 from activities.pickup.kick import Kicker
 from activities.pickup.records import audit, enqueue_ledger, person_registration
-from shared.contracts.pickup import AuthorizationStatus, LedgerCommand, SubjectKind, SyncStatus
+from shared.contracts.pickup import (
+    AuthorizationStatus,
+    LedgerCommand,
+    PickupState,
+    SubjectKind,
+    SyncStatus,
+)
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import AuthorizedPerson, Credential, School, Student
+from shared.db.pickup_models import AuthorizedPerson, Credential, LedgerEntry, School, Student
 
 Sessions = async_sessionmaker[AsyncSession]
 
@@ -48,6 +55,46 @@ async def set_person_credential(sessions: Sessions, kicker: Kicker, *, person_id
     if swapped:
         await kicker.drains({student.school_id})
     return credential
+
+
+async def set_student_credential(sessions: Sessions, kicker: Kicker, *, student_id: int,
+                                 card_value: int | None, qr_value: str | None, actor: str,
+                                 ready_timeout: timedelta) -> Credential:
+    """The student's own card / QR code at its school (409 if someone else's there): the
+    credential its READY exit grant carries; a READY student's is swapped on the device."""
+    now = utcnow()
+    async with sessions() as session, session.begin():
+        student = await session.get(Student, student_id)
+        if student is None:
+            raise not_found("Student", student_id)
+        credential, previous = await put_credential(
+            session, school_id=student.school_id, holder_kind=SubjectKind.STUDENT,
+            holder_id=student_id, card_value=card_value, qr_value=qr_value, at=now)
+        swapped = student.state == PickupState.READY and _changed(credential, previous)
+        if swapped:
+            await swap_exit(session, student, credential, now, ready_timeout)
+        audit(session, entity="student", entity_id=student_id, action="credential-set",
+              actor=actor, at=now, school_id=student.school_id, on_turnstile=swapped)
+    if swapped:
+        await kicker.drains({student.school_id})
+    return credential
+
+
+async def swap_exit(session: AsyncSession, student: Student, new: Credential, at: datetime,
+                     ready_timeout: timedelta) -> None:
+    """A READY student's exit grant moves to the new values, within the same READY window."""
+    change = uuid4().hex
+    held = (await held_exits(session, [student.id])).get(student.id)
+    if held is not None:
+        gone_card = held.card_value if held.card_value != new.card_value else None
+        gone_qr = held.qr_value if held.qr_value != new.qr_value else None
+        if gone_card is not None or gone_qr is not None:
+            session.add(LedgerEntry(**revoke_row(
+                held, at=at, key=f"revoke:student:{student.id}:{change}",
+                card_value=gone_card, qr_value=gone_qr)))
+    await grant_exit(session, student, at=as_utc(student.state_since),
+                     until=as_utc(student.state_since) + ready_timeout,
+                     key=f"grant:student:{student.id}:{change}")
 
 
 async def set_guardian_credential(sessions: Sessions, *, guardian_id: int, school_id: int,

@@ -1,10 +1,11 @@
-"""A school's roster from CSV: students, guardians and links, all or nothing per file."""
+"""A school's roster from CSV: students (and their cards), guardians and links, checked whole."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import async_sessionmaker
@@ -12,13 +13,24 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup import access
+from activities.pickup.credentials import put_credential
 from activities.pickup.errors import not_found
 from activities.pickup.guardian_access import sync_guardian
 from activities.pickup.kick import Kicker
+from activities.pickup.operator.credentials import swap_exit
 from activities.pickup.records import audit, broadcast_roster
 from activities.pickup.roster_csv import RosterLine, parse_roster
+from activities.pickup.roster_plan import (
+    CREDENTIAL_TAKEN,
+    UNKNOWN_GUARDIAN,
+    UNKNOWN_STUDENT,
+    plan_roster,
+    student_credential,
+)
+from shared.contracts.pickup import PickupState, SubjectKind
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import Guardian, GuardianLink, School, Student
+from shared.db.pickup_models import Credential, Guardian, GuardianLink, School, Student
+from shared.errors import EsteiraError
 
 Sessions = async_sessionmaker[AsyncSession]
 
@@ -49,28 +61,48 @@ class RosterReport:
 
 
 class _Rollback(Exception):
-    """Leaves the transaction without committing (a refused line, or a dry run)."""
+    """Leaves a batch's transaction without committing (a line refused at write time)."""
 
 
 async def import_roster(sessions: Sessions, *, school_id: int, text: str, dry_run: bool,
-                        actor: str, kicker: Kicker | None = None) -> RosterReport:
-    """Apply every line in one transaction; any refused line (or `dry_run`) writes nothing."""
+                        actor: str, kicker: Kicker | None = None,
+                        ready_timeout: timedelta = timedelta(minutes=60),
+                        batch_lines: int = 200) -> RosterReport:
+    """Check the whole file reading only; a refused line (or `dry_run`) writes nothing.
+
+    Then write it `batch_lines` lines per transaction, so SQLite's write lock is held for a
+    batch at a time and every other writer gets in between; a line refused only at write
+    time (someone changed a row meanwhile) stops there, with the earlier batches kept —
+    each line is an upsert, so sending the file again finishes it.
+    """
     checked, refused = parse_roster(text)
     report = RosterReport(dry_run=dry_run)
     report.lines += [{"line": r.line, "reason": r.reason} for r in refused]
-    try:
-        async with sessions() as session, session.begin():
-            if await session.get(School, school_id) is None:
-                raise not_found("School", school_id)
-            importer = _Importer(session, school_id, utcnow(), actor)
-            for line in checked:
-                report.lines.append(await importer.apply(line))
-            if report.refused or dry_run:
-                raise _Rollback
-    except _Rollback:
+    async with sessions() as session:
+        if await session.get(School, school_id) is None:
+            raise not_found("School", school_id)
+        planned = await plan_roster(session, school_id, checked)
+    if report.refused or dry_run or any("reason" in line for line in planned):
+        report.lines += planned
         return report
-    report.written = True
-    if importer.granted and kicker is not None:
+    at, granted = utcnow(), False
+    for start in range(0, len(checked), batch_lines):
+        outcomes: list[dict[str, Any]] = []
+        try:
+            async with sessions() as session, session.begin():
+                importer = _Importer(session, school_id, at, actor, ready_timeout)
+                for line in checked[start:start + batch_lines]:
+                    outcomes.append(await importer.apply(line))
+                    if "reason" in outcomes[-1]:
+                        raise _Rollback
+        except _Rollback:
+            report.lines += [o for o in outcomes if "reason" in o]
+            break
+        report.lines += outcomes
+        report.written = True
+        granted |= importer.granted
+        await asyncio.sleep(0)  # the other writers of this process go between batches
+    if granted and kicker is not None:
         await kicker.drains({school_id})
     return report
 
@@ -78,22 +110,27 @@ async def import_roster(sessions: Sessions, *, school_id: int, text: str, dry_ru
 class _Importer:
     """Upserts of one file, in the caller's transaction (rows flushed as they go)."""
 
-    def __init__(self, session: AsyncSession, school_id: int, at: datetime, actor: str) -> None:
+    def __init__(self, session: AsyncSession, school_id: int, at: datetime, actor: str,
+                 ready_timeout: timedelta) -> None:
         self.session, self.school_id, self.at, self.actor = session, school_id, at, actor
-        self.granted = False  # a guardian's credential changed on the school's turnstile
+        self.ready_timeout = ready_timeout
+        self.granted = False  # a credential changed on the school's turnstile
 
     async def apply(self, line: RosterLine) -> dict[str, Any]:
         outcome: dict[str, Any] = {"line": line.line}
         student, outcome["student"] = await self._student(line)
         if student is None:
-            return {"line": line.line, "reason": f"aluno desconhecido: {line.registration} "
-                                                 "(sem student_name para criá-lo)"}
+            return {"line": line.line, "reason": UNKNOWN_STUDENT.format(line.registration)}
+        if line.card_value is not None or line.qr_value is not None:
+            try:
+                await self._credential(student, line)
+            except EsteiraError:
+                return {"line": line.line, "reason": CREDENTIAL_TAKEN}
         if line.cpf is None:
             return outcome
         guardian, outcome["guardian"] = await self._guardian(line)
         if guardian is None:
-            return {"line": line.line, "reason": "responsável desconhecido (sem guardian_name "
-                                                 "para criá-lo)"}
+            return {"line": line.line, "reason": UNKNOWN_GUARDIAN}
         outcome["link"] = await self._link(line, student, guardian)
         if outcome["link"] != "unchanged":
             self.granted |= await sync_guardian(self.session, guardian_id=guardian.id,
@@ -119,6 +156,23 @@ class _Importer:
         await self._revise(student, {"name": line.student_name})
         self._audit("student", student.id, "updated")
         return student, "updated"
+
+    async def _credential(self, student: Student, line: RosterLine) -> None:
+        """The student's card / QR code as the line gives it (swapped on the device if READY)."""
+        held = (await self.session.exec(select(Credential).where(
+            Credential.school_id == self.school_id, Credential.holder_kind == SubjectKind.STUDENT,
+            Credential.holder_id == student.id))).first()
+        current = (held.card_value, held.qr_value) if held else (None, None)
+        card, qr = student_credential(current, line)
+        if (card, qr) == current:
+            return
+        credential, _ = await put_credential(
+            self.session, school_id=self.school_id, holder_kind=SubjectKind.STUDENT,
+            holder_id=student.id, card_value=card, qr_value=qr, at=self.at)
+        self._audit("student", student.id, "credential-set")
+        if student.state == PickupState.READY:
+            await swap_exit(self.session, student, credential, self.at, self.ready_timeout)
+            self.granted = True
 
     async def _guardian(self, line: RosterLine) -> tuple[Guardian | None, str]:
         guardian = (await self.session.exec(select(Guardian).where(

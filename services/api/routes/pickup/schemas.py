@@ -45,6 +45,9 @@ class NewStudent(_Body):
     name: str = Field(min_length=1, max_length=200)
     # The school's own student number (the roster CSV's key).
     registration: str | None = Field(default=None, min_length=1, max_length=64)
+    # The student's own badge: what opens the exit while READY.
+    card_value: CardValue | None = None
+    qr_value: QrValue | None = None
 
 
 class NewGuardian(_Body):
