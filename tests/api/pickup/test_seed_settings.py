@@ -3,6 +3,7 @@ arrival timeout. Each test fails if its setting is ignored (the defaults are 60 
 
 from __future__ import annotations
 
+import contextlib
 from datetime import timedelta
 
 import pytest
@@ -36,10 +37,8 @@ async def _timer(client, workflow_id: str) -> TimerInput:
 async def _clear(client, *workflow_ids: str) -> None:
     """End timers an earlier test left running under the same ids on the shared server."""
     for workflow_id in workflow_ids:
-        try:
+        with contextlib.suppress(RPCError):  # none running
             await client.get_workflow_handle(workflow_id).terminate("earlier test")
-        except RPCError:
-            pass  # none running
 
 
 def _sweeps(api) -> PickupSweeps:
