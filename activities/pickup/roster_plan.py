@@ -50,15 +50,21 @@ class RosterPlan:
         self.credential: dict[Any, tuple[int | None, str | None]] = {}  # student key -> values
         self.cards: dict[int, Any] = {}  # value -> holder (kind, id) at the school
         self.qrs: dict[str, Any] = {}
+        self.link_ids: dict[tuple[int, int], int] = {}
+        self.student_state: dict[int, str] = {}
+        # What the lines changed, for the writer: keys of created / updated rows.
+        self.dirty: dict[str, set[Any]] = {"students": set(), "guardians": set(),
+                                           "links": set(), "credentials": set()}
 
     async def load(self, session: AsyncSession, lines: list[RosterLine]) -> None:
         """Read what the file's lines refer to (one query per kind and chunk)."""
         for chunk in _chunks({line.registration for line in lines}):
             for row in (await session.exec(select(Student.id, Student.registration,
-                                                  Student.name).where(
+                                                  Student.name, Student.state).where(
                     Student.school_id == self.school_id,
                     Student.registration.in_(chunk)))).all():
                 self.students[row[1]] = {"key": row[0], "name": row[2]}
+                self.student_state[row[0]] = row[3]
         for chunk in _chunks({line.cpf for line in lines if line.cpf}):
             for row in (await session.exec(select(Guardian.id, Guardian.cpf, Guardian.name,
                                                   Guardian.contact, Guardian.school_id)
@@ -66,10 +72,12 @@ class RosterPlan:
                 self.guardians[row[1]] = {"key": row[0], "name": row[2], "contact": row[3],
                                           "school": row[4]}
         for chunk in _chunks(s["key"] for s in self.students.values()):
-            for link in (await session.exec(select(GuardianLink).where(
-                    GuardianLink.student_id.in_(chunk)))).all():
-                self.links[(link.student_id, link.guardian_id)] = _link_values(
-                    link.kind, link.valid_from, link.valid_until)
+            for ident, sid, gid, kind, since, until in (await session.exec(select(
+                    GuardianLink.id, GuardianLink.student_id, GuardianLink.guardian_id,
+                    GuardianLink.kind, GuardianLink.valid_from, GuardianLink.valid_until)
+                    .where(GuardianLink.student_id.in_(chunk)))).all():
+                self.links[(sid, gid)] = _link_values(kind, since, until)
+                self.link_ids[(sid, gid)] = ident
         if any(line.card_value is not None or line.qr_value is not None for line in lines):
             for row in (await session.exec(select(Credential).where(
                     Credential.school_id == self.school_id))).all():
@@ -89,13 +97,16 @@ class RosterPlan:
             if line.student_name is None:
                 return {"line": line.line, "reason": UNKNOWN_STUDENT.format(line.registration)}
             student = self.students[line.registration] = {
-                "key": ("new-student", line.registration), "name": line.student_name}
+                "key": ("new-student", line.registration), "name": line.student_name,
+                "registration": line.registration}
             outcome["student"] = "created"
         elif line.student_name is None or line.student_name == student["name"]:
             outcome["student"] = "unchanged"
         else:
             student["name"] = line.student_name
             outcome["student"] = "updated"
+        if outcome["student"] != "unchanged":
+            self.dirty["students"].add(line.registration)
         if line.card_value is not None or line.qr_value is not None:
             taken = self._credential(student["key"], line)
             if taken:
@@ -118,12 +129,16 @@ class RosterPlan:
                 outcome["guardian"] = "updated"
             else:
                 outcome["guardian"] = "unchanged"
+        if outcome["guardian"] != "unchanged":
+            self.dirty["guardians"].add(line.cpf)
         key = (student["key"], guardian["key"])
         wanted = _link_values(line.kind, line.valid_from, line.valid_until)
         have = self.links.get(key)
         outcome["link"] = "created" if have is None else (
             "unchanged" if have == wanted else "updated")
         self.links[key] = wanted
+        if outcome["link"] != "unchanged":
+            self.dirty["links"].add((line.registration, line.cpf))
         return outcome
 
     def _credential(self, student_key: Any, line: RosterLine) -> bool:
@@ -131,6 +146,8 @@ class RosterPlan:
         holder = (SubjectKind.STUDENT, student_key)
         current = self.credential.get(student_key, (None, None))
         card, qr = student_credential(current, line)
+        if (card, qr) == current:
+            return False
         if (card is not None and self.cards.get(card, holder) != holder) or (
                 qr is not None and self.qrs.get(qr, holder) != holder):
             return True
@@ -142,6 +159,7 @@ class RosterPlan:
         if qr is not None:
             self.qrs[qr] = holder
         self.credential[student_key] = (card, qr)
+        self.dirty["credentials"].add(line.registration)
         return False
 
 

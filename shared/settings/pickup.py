@@ -38,7 +38,7 @@ class PickupSettings(BaseModel):
     day_cycle_minutes: float = Field(default=1.0, gt=0)
     sweep_batch_size: int = Field(default=500, ge=1, le=10_000)
     # Roster lines written per transaction: SQLite's write lock is held one batch at a time.
-    roster_batch_lines: int = Field(default=200, ge=1, le=5000)
+    roster_batch_lines: int = Field(default=100, ge=1, le=5000)
     sse_poll_seconds: float = Field(default=1.0, gt=0)
     sse_keepalive_seconds: float = Field(default=15.0, gt=0)
     turnstile_url: str | None = None
