@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any
+from uuid import uuid4
 
 from sqlmodel import func, select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -17,7 +18,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from activities.pickup.credentials import credential_of
 from activities.pickup.records import enqueue_ledger, student_registration
 from shared.contracts.pickup import LedgerCommand, LedgerStatus, SubjectKind
-from shared.db.pickup_models import LedgerEntry, Student
+from shared.db.models import as_utc
+from shared.db.pickup_models import Credential, LedgerEntry, Student
 
 S = SubjectKind.STUDENT
 # The device drops the exit credential on its own this long after the READY timeout, in
@@ -77,3 +79,20 @@ async def revoke_exit(session: AsyncSession, student: Student, *, at: datetime,
         return False
     session.add(LedgerEntry(**revoke_row(grant, at=at, key=key)))
     return True
+
+
+async def swap_exit(session: AsyncSession, student: Student, new: Credential, at: datetime,
+                    ready_timeout: timedelta) -> None:
+    """A READY student's exit grant moves to the new values, within the same READY window."""
+    change = uuid4().hex  # one key per swap: each swap is its own pair of commands
+    held = (await held_exits(session, [student.id])).get(student.id)
+    if held is not None:
+        gone_card = held.card_value if held.card_value != new.card_value else None
+        gone_qr = held.qr_value if held.qr_value != new.qr_value else None
+        if gone_card is not None or gone_qr is not None:
+            session.add(LedgerEntry(**revoke_row(
+                held, at=at, key=f"revoke:student:{student.id}:{change}",
+                card_value=gone_card, qr_value=gone_qr)))
+    await grant_exit(session, student, at=as_utc(student.state_since),
+                     until=as_utc(student.state_since) + ready_timeout,
+                     key=f"grant:student:{student.id}:{change}")

@@ -18,8 +18,8 @@ from sqlalchemy import bindparam, update
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.exit_grant import swap_exit
 from activities.pickup.guardian_access import sync_guardian
-from activities.pickup.operator.credentials import swap_exit
 from activities.pickup.records import bulk_insert
 from activities.pickup.roster_csv import RosterLine
 from activities.pickup.roster_plan import RosterPlan, _chunks

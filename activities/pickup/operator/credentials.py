@@ -15,7 +15,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup.credentials import put_credential
 from activities.pickup.errors import not_found
-from activities.pickup.exit_grant import grant_exit, held_exits, revoke_row
+from activities.pickup.exit_grant import swap_exit
 from activities.pickup.guardian_access import lock_guardian, sync_guardian
 from activities.pickup.kick import Kicker
 from activities.pickup.records import audit, enqueue_ledger, person_registration
@@ -27,7 +27,7 @@ from shared.contracts.pickup import (
     SyncStatus,
 )
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import AuthorizedPerson, Credential, LedgerEntry, School, Student
+from shared.db.pickup_models import AuthorizedPerson, Credential, School, Student
 
 Sessions = async_sessionmaker[AsyncSession]
 
@@ -78,23 +78,6 @@ async def set_student_credential(sessions: Sessions, kicker: Kicker, *, student_
     if swapped:
         await kicker.drains({student.school_id})
     return credential
-
-
-async def swap_exit(session: AsyncSession, student: Student, new: Credential, at: datetime,
-                     ready_timeout: timedelta) -> None:
-    """A READY student's exit grant moves to the new values, within the same READY window."""
-    change = uuid4().hex
-    held = (await held_exits(session, [student.id])).get(student.id)
-    if held is not None:
-        gone_card = held.card_value if held.card_value != new.card_value else None
-        gone_qr = held.qr_value if held.qr_value != new.qr_value else None
-        if gone_card is not None or gone_qr is not None:
-            session.add(LedgerEntry(**revoke_row(
-                held, at=at, key=f"revoke:student:{student.id}:{change}",
-                card_value=gone_card, qr_value=gone_qr)))
-    await grant_exit(session, student, at=as_utc(student.state_since),
-                     until=as_utc(student.state_since) + ready_timeout,
-                     key=f"grant:student:{student.id}:{change}")
 
 
 async def set_guardian_credential(sessions: Sessions, *, guardian_id: int, school_id: int,
