@@ -50,6 +50,8 @@ class PickupSettings(BaseModel):
     ready_sweep_minutes: float = Field(default=5.0, gt=0)
     token_sweep_hours: float = Field(default=24.0, gt=0)
     queue_snapshot_minutes: float = Field(default=5.0, gt=0)
+    # How long queue snapshots (the status page's history) are kept.
+    queue_snapshot_retention_days: float = Field(default=7.0, gt=0, le=3660)
     link_sweep_time_zone: str = "America/Sao_Paulo"
     # Defaults for new schools; each school carries its own zone and day start ("HH:MM").
     day_time_zone: str = DEFAULT_DAY_TIME_ZONE
