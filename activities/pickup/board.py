@@ -10,29 +10,19 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup import guardian_notices
 from activities.pickup.errors import not_found, pickup_error
-from activities.pickup.records import (
-    audit,
-    broadcast_state,
-    enqueue_ledger,
-    notify_guardians,
-    student_registration,
-)
+from activities.pickup.exit_grant import grant_exit, revoke_exit
+from activities.pickup.records import audit, broadcast_state, notify_guardians
 from shared.contracts.pickup import (
     ARRIVAL_TIMEOUT_REASON,
     READY_TIMEOUT_REASON,
     ArrivalStatus,
-    LedgerCommand,
     PickupErrorCode,
     PickupState,
-    SubjectKind,
     TimerInput,
     TimerKind,
 )
 from shared.db.pickup_models import Arrival, School, Student
 
-# The device drops the exit credential on its own this long after the READY timeout,
-# in case our revocation is stuck (Control iD `users.end_time`).
-DEVICE_GRACE = timedelta(minutes=5)
 _KEEP = object()
 # The reason of an operator's READY -> PICKED_UP: only that pickup can be undone.
 PICKED_UP_BY_OPERATOR = "retirado"
@@ -82,10 +72,10 @@ async def _conflict(session: AsyncSession, student_id: int, expected: PickupStat
 
 
 def _record(session: AsyncSession, student: Student, *, previous: str, at: datetime,
-            actor: str, reason: str | None, origin: str, action: str) -> None:
+            actor: str, reason: str | None, origin: str, action: str, **details: object) -> None:
     audit(session, entity="student", entity_id=student.id, action=action, actor=actor, at=at,
           school_id=student.school_id, from_state=previous, to_state=student.state,
-          reason=reason, version=student.version, origin=origin)
+          reason=reason, version=student.version, origin=origin, **details)
     broadcast_state(session, student, previous=previous, at=at, reason=reason, origin=origin)
 
 
@@ -127,26 +117,23 @@ async def mark_ready(session: AsyncSession, *, student_id: int, version: int, at
         await session.exec(update(Arrival).where(
             Arrival.id == updated.arrival_id, Arrival.status == ArrivalStatus.OPEN,
         ).values(status=ArrivalStatus.COMPLETED, closed_at=at))
-    timer = _grant_exit(session, updated, at=at, ready_timeout=ready_timeout)
+    timer, granted = await _grant_exit(session, updated, at=at, ready_timeout=ready_timeout)
     _record(session, updated, previous=PickupState.AWAITING, at=at, actor=actor, reason="pronto",
-            origin="operator", action="ready")
+            origin="operator", action="ready", exit_credential=granted)
     sent = await guardian_notices.ready(session, updated, at)
     return Transition(updated, timers=[timer], controllers={updated.school_id},
                       notifications=sent)
 
 
-def _grant_exit(session: AsyncSession, student: Student, *, at: datetime,
-                ready_timeout: timedelta) -> TimerInput:
-    """The READY episode's exit credential in the ledger, and the timer that ends it."""
-    end = at + ready_timeout + DEVICE_GRACE
-    enqueue_ledger(session, controller=student.school_id, command=LedgerCommand.GRANT,
-                   subject_kind=SubjectKind.STUDENT, subject_id=student.id,
-                   registration=student_registration(student.id), name=student.name,
-                   end_time=int(end.timestamp()), at=at,
-                   key=f"grant:student:{student.id}:{student.version}")
+async def _grant_exit(session: AsyncSession, student: Student, *, at: datetime,
+                      ready_timeout: timedelta) -> tuple[TimerInput, bool]:
+    """The READY episode's exit credential in the ledger (if the student holds one), and
+    the timer that ends the episode."""
+    granted = await grant_exit(session, student, at=at, until=at + ready_timeout,
+                               key=f"grant:student:{student.id}:{student.version}")
     return TimerInput(kind=TimerKind.READY, entity_id=student.id, version=student.version,
                       deadline=at + ready_timeout, school_id=student.school_id,
-                      student_id=student.id)
+                      student_id=student.id), granted
 
 
 async def confirm_pickup(session: AsyncSession, *, student_id: int, version: int | None,
@@ -163,10 +150,8 @@ async def confirm_pickup(session: AsyncSession, *, student_id: int, version: int
     if updated is None:
         raise await _conflict(session, student_id, PickupState.READY, version)
     # The exit credential is one-shot: take it off the device once used.
-    enqueue_ledger(session, controller=updated.school_id, command=LedgerCommand.REVOKE,
-                   subject_kind=SubjectKind.STUDENT, subject_id=student_id,
-                   registration=student_registration(student_id), at=at,
-                   key=f"revoke:student:{student_id}:{updated.version}")
+    await revoke_exit(session, updated, at=at,
+                      key=f"revoke:student:{student_id}:{updated.version}")
     _record(session, updated, previous=PickupState.READY, at=at, actor=actor, reason=reason,
             origin=origin, action="picked-up")
     sent = await guardian_notices.picked_up(session, updated, at, origin=origin)
@@ -207,12 +192,11 @@ async def undo(session: AsyncSession, *, student_id: int, version: int, at: date
         raise await _conflict(session, student_id, previous, version)
     change = Transition(updated, controllers={updated.school_id})
     if back == PickupState.READY:
-        change.timers.append(_grant_exit(session, updated, at=at, ready_timeout=ready_timeout))
+        timer, _ = await _grant_exit(session, updated, at=at, ready_timeout=ready_timeout)
+        change.timers.append(timer)
     else:
-        enqueue_ledger(session, controller=updated.school_id, command=LedgerCommand.REVOKE,
-                       subject_kind=SubjectKind.STUDENT, subject_id=student_id,
-                       registration=student_registration(student_id), at=at,
-                       key=f"revoke:student:{student_id}:{updated.version}")
+        await revoke_exit(session, updated, at=at,
+                          key=f"revoke:student:{student_id}:{updated.version}")
         change.timers.extend(await _reopen_arrival(session, updated, at=at, actor=actor))
     _record(session, updated, previous=previous, at=at, actor=actor, reason=UNDO_REASON,
             origin="operator",
@@ -247,10 +231,8 @@ async def revert_ready(session: AsyncSession, *, student_id: int, version: int, 
                          arrival_id=None, since_before=cutoff)
     if updated is None:
         return None
-    enqueue_ledger(session, controller=updated.school_id, command=LedgerCommand.REVOKE,
-                   subject_kind=SubjectKind.STUDENT, subject_id=student_id,
-                   registration=student_registration(student_id), at=at,
-                   key=f"revoke:student:{student_id}:{updated.version}")
+    await revoke_exit(session, updated, at=at,
+                      key=f"revoke:student:{student_id}:{updated.version}")
     sent = await notify_guardians(
         session, updated, kind="pickup-reverted", at=at,
         message=f"A retirada de {updated.name} foi revertida: {READY_TIMEOUT_REASON}.",

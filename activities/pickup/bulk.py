@@ -13,20 +13,13 @@ from sqlalchemy import tuple_
 from sqlmodel import select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from activities.pickup.records import (
-    bulk_insert,
-    state_event_row,
-    student_registration,
-    valid_link,
-)
+from activities.pickup.exit_grant import held_exits, revoke_row
+from activities.pickup.records import bulk_insert, state_event_row, valid_link
 from shared.contracts.pickup import (
     ARRIVAL_TIMEOUT_REASON,
     READY_TIMEOUT_REASON,
     ArrivalStatus,
-    LedgerCommand,
-    LedgerStatus,
     PickupState,
-    SubjectKind,
 )
 from shared.db.pickup_models import (
     Arrival,
@@ -96,14 +89,12 @@ async def revert_ready_batch(session: AsyncSession, *, cutoff: datetime, at: dat
         for student_id, guardian_id in links.all():
             guardians.setdefault(student_id, []).append(guardian_id)
     ledger, notes, events, audits = [], [], [], []
+    held = await held_exits(session, [m[0] for m in moved])
     for student_id, version, school_id, name in moved:
         out.controllers.add(school_id)
-        ledger.append({"controller": school_id, "command": LedgerCommand.REVOKE,
-                       "subject_kind": SubjectKind.STUDENT, "subject_id": student_id,
-                       "registration": student_registration(student_id), "name": "",
-                       "begin_time": 0, "end_time": 0, "status": LedgerStatus.PENDING,
-                       "attempts": 0, "created_at": at,
-                       "idempotency_key": f"revoke:student:{student_id}:{version}"})
+        if student_id in held:
+            ledger.append(revoke_row(held[student_id], at=at,
+                                     key=f"revoke:student:{student_id}:{version}"))
         for guardian_id in sorted(guardians.get(student_id, [])):
             notes.append({"guardian_id": guardian_id, "student_id": student_id,
                           "kind": "pickup-reverted", "status": "pending", "attempts": 0,

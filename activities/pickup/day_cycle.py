@@ -23,18 +23,16 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
 from activities.pickup import metrics
+from activities.pickup.exit_grant import held_exits, revoke_row
 from activities.pickup.kick import Kicker
-from activities.pickup.records import bulk_insert, state_event_row, student_registration
+from activities.pickup.records import bulk_insert, state_event_row
 from activities.pickup.school_day import day_begins, school_day_of
 from shared.contracts.pickup import (
     DAY_START_REASON,
     ArrivalStatus,
     DayCycleResult,
-    LedgerCommand,
-    LedgerStatus,
     PickupState,
     RunDayCycleInput,
-    SubjectKind,
 )
 from shared.contracts.pickup_names import DAY_CYCLE_ACTIVITY
 from shared.db.models import utcnow
@@ -103,17 +101,15 @@ async def start_day(session: AsyncSession, *, school_ids: list[int], boundary: d
         .returning(Student.id, Student.version, Student.school_id, Student.name))).all())
     out.changed = len(moved)
     ledger, events, audits = [], [], []
+    held = await held_exits(session, [m[0] for m in moved
+                                      if seen[m[0]][1] == PickupState.READY])
     for student_id, version, school_id, name in moved:
         previous = seen[student_id][1]
-        if previous == PickupState.READY:
+        if previous == PickupState.READY and student_id in held:
             # The live exit credential of yesterday must not survive the night.
             out.controllers.add(school_id)
-            ledger.append({"controller": school_id, "command": LedgerCommand.REVOKE,
-                           "subject_kind": SubjectKind.STUDENT, "subject_id": student_id,
-                           "registration": student_registration(student_id), "name": "",
-                           "begin_time": 0, "end_time": 0, "status": LedgerStatus.PENDING,
-                           "attempts": 0, "created_at": at,
-                           "idempotency_key": f"revoke:student:{student_id}:{version}"})
+            ledger.append(revoke_row(held[student_id], at=at,
+                                     key=f"revoke:student:{student_id}:{version}"))
         events.append(state_event_row(student_id=student_id, school_id=school_id, name=name,
                                       previous=previous, state=PickupState.AT_SCHOOL,
                                       version=version, at=at, reason=DAY_START_REASON,

@@ -10,7 +10,12 @@ from datetime import UTC, datetime
 from shared.contracts.pickup import Kind
 
 COLUMNS = ("student_registration", "student_name", "guardian_cpf", "guardian_name",
-           "guardian_contact", "link_kind", "valid_from", "valid_until")
+           "guardian_contact", "link_kind", "valid_from", "valid_until", "student_card_value",
+           "student_qr_value")
+GUARDIAN_COLUMNS = ("guardian_name", "guardian_contact", "link_kind", "valid_from",
+                    "valid_until")
+# A Control iD card `value` is a uint64; the store keeps a signed 64-bit integer.
+MAX_CARD_VALUE = 2**63 - 1
 REQUIRED = ("student_registration",)
 MAX_LINES = 20_000
 
@@ -47,6 +52,9 @@ class RosterLine:
     kind: Kind
     valid_from: datetime | None
     valid_until: datetime | None
+    # The student's own badge (its READY exit credential); None leaves it as it is.
+    card_value: int | None = None
+    qr_value: str | None = None
 
 
 @dataclass(frozen=True)
@@ -74,7 +82,7 @@ def _check(line: int, row: dict[str, str]) -> RosterLine:
     if not cell["student_registration"]:
         raise ValueError("student_registration vazio")
     cpf = normalize_cpf(cell["guardian_cpf"]) if cell["guardian_cpf"] else None
-    if cpf is None and any(cell[c] for c in COLUMNS[3:]):
+    if cpf is None and any(cell[c] for c in GUARDIAN_COLUMNS):
         raise ValueError("colunas de responsável sem guardian_cpf")
     try:
         kind = Kind(cell["link_kind"] or Kind.PERMANENT)
@@ -91,14 +99,20 @@ def _check(line: int, row: dict[str, str]) -> RosterLine:
                                    or (valid_from is not None and valid_from >= valid_until)):
         raise ValueError("vínculo temporário precisa de valid_until depois de valid_from")
     for name, limit in (("student_registration", 64), ("student_name", 200),
-                        ("guardian_name", 200), ("guardian_contact", 200)):
+                        ("guardian_name", 200), ("guardian_contact", 200),
+                        ("student_qr_value", 200)):
         if len(cell[name]) > limit:
             raise ValueError(f"{name} passa de {limit} caracteres")
+    card = cell["student_card_value"]
+    if card and not (card.isascii() and card.isdigit() and 1 <= int(card) <= MAX_CARD_VALUE):
+        raise ValueError(f"student_card_value inválido: {card!r} (1 a {MAX_CARD_VALUE})")
     return RosterLine(line=line, registration=cell["student_registration"],
                       student_name=cell["student_name"] or None, cpf=cpf,
                       guardian_name=cell["guardian_name"] or None,
                       contact=cell["guardian_contact"] or None, kind=kind,
-                      valid_from=valid_from, valid_until=valid_until)
+                      valid_from=valid_from, valid_until=valid_until,
+                      card_value=int(card) if card else None,
+                      qr_value=cell["student_qr_value"] or None)
 
 
 def parse_roster(text: str) -> tuple[list[RosterLine], list[Refused]]:

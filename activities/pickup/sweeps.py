@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel import select
+from sqlmodel import delete, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
@@ -155,9 +155,12 @@ class PickupSweeps:
 
     @activity.defn(name=sweep_activity(Sweep.QUEUE_SNAPSHOT))
     async def queue_snapshot(self, request: RunSweepInput) -> SweepResult:
-        """Every 5 minutes: one point per outbound queue, and a redrive of stranded work."""
+        """Every 5 minutes: one point per outbound queue (points past the retention are
+        deleted), and a redrive of stranded work."""
         now = self._now(request)
+        keep_after = now - timedelta(days=self._settings.queue_snapshot_retention_days)
         async with self._sessions() as session, session.begin():
+            await session.exec(delete(QueueSnapshot).where(QueueSnapshot.at < keep_after))
             for queue, model in (("ledger", LedgerEntry), ("notifications", Notification)):
                 pending, failed, oldest = await queue_backlog(session, model)
                 age = max(0.0, (now - as_utc(oldest)).total_seconds()) if oldest else 0.0

@@ -281,7 +281,7 @@ class QueueSnapshot(SQLModel, table=True):
 
 
 class Credential(SQLModel, table=True):
-    """A guardian's or authorized person's card number and/or QR value at one school."""
+    """A student's, guardian's or authorized person's card number and/or QR value at a school."""
 
     __tablename__ = "pickup_credentials"
     __table_args__ = (

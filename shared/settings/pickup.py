@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from functools import cache
 from typing import Any
-from zoneinfo import ZoneInfo
+from zoneinfo import available_timezones
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
@@ -14,15 +15,33 @@ from shared.web_urls import web_url
 DEFAULT_DAY_TIME_ZONE = "America/Sao_Paulo"
 DEFAULT_DAY_START = "00:00"
 DAY_START_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
+# The longest READY or arrival timeout accepted (a school day); beyond it a deadline
+# overflows or means nothing.
+MAX_TIMEOUT_MINUTES = 24 * 60
+# Files in the zone database that are not places: the host's own zone (whatever it is
+# configured to), tzdata's "Factory" placeholder (abbreviation "-00") and the POSIX rule file.
+NOT_ZONES = frozenset({"localtime", "Factory", "posixrules"})
+
+
+@cache
+def _iana_zones() -> frozenset[str]:
+    return frozenset(available_timezones()) - NOT_ZONES
+
+
+def iana_zone(value: str) -> str:
+    """`value` if it names an IANA time zone (`America/Sao_Paulo`, `UTC`); else ValueError."""
+    if value not in _iana_zones():
+        raise ValueError(f"unknown time zone {value!r} (an IANA name like America/Sao_Paulo)")
+    return value
 
 
 class PickupSettings(BaseModel):
     """`Pickup:*` — durations, cadences and the turnstile controller of the pickup board."""
 
     # The seed's IONCLASS_READY_TIMEOUT_MINUTES (also read under that name).
-    ready_timeout_minutes: float = Field(default=60.0, gt=0)
+    ready_timeout_minutes: float = Field(default=60.0, gt=0, le=MAX_TIMEOUT_MINUTES)
     # Default for new schools; each school carries its own arrival-signal timeout.
-    arrival_timeout_minutes: float = Field(default=15.0, gt=0)
+    arrival_timeout_minutes: float = Field(default=15.0, gt=0, le=MAX_TIMEOUT_MINUTES)
     token_ttl_hours: float = Field(default=24.0 * 30, gt=0)
     token_prune_after_hours: float = Field(default=24.0, ge=0)
     schedules_enabled: bool = True
@@ -33,12 +52,16 @@ class PickupSettings(BaseModel):
     ready_sweep_minutes: float = Field(default=5.0, gt=0)
     token_sweep_hours: float = Field(default=24.0, gt=0)
     queue_snapshot_minutes: float = Field(default=5.0, gt=0)
+    # How long queue snapshots (the status page's history) are kept.
+    queue_snapshot_retention_days: float = Field(default=7.0, gt=0, le=3660)
     link_sweep_time_zone: str = "America/Sao_Paulo"
     # Defaults for new schools; each school carries its own zone and day start ("HH:MM").
     day_time_zone: str = DEFAULT_DAY_TIME_ZONE
     day_start: str = Field(default=DEFAULT_DAY_START, pattern=DAY_START_PATTERN)
     day_cycle_minutes: float = Field(default=1.0, gt=0)
     sweep_batch_size: int = Field(default=500, ge=1, le=10_000)
+    # Roster lines written per transaction: SQLite's write lock is held one batch at a time.
+    roster_batch_lines: int = Field(default=100, ge=1, le=5000)
     sse_poll_seconds: float = Field(default=1.0, gt=0)
     sse_keepalive_seconds: float = Field(default=15.0, gt=0)
     turnstile_url: str | None = None
@@ -64,11 +87,10 @@ class PickupSettings(BaseModel):
     # Called by workers: web URLs only (a file:// URL must not reach the HTTP client).
     _web_urls = field_validator("turnstile_url", "notification_webhook_url")(web_url)
 
-    @field_validator("day_time_zone")
+    @field_validator("day_time_zone", "link_sweep_time_zone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
-        ZoneInfo(value)  # an unknown zone fails at startup, not at midnight
-        return value
+        return iana_zone(value)  # an unknown zone fails at startup, not at midnight
 
     @model_validator(mode="before")
     @classmethod

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from sqlmodel import select
 
 from activities.pickup.board import revert_ready
 from services.dashboard.web import FLASH_COOKIE
 from shared.db.models import utcnow
-from shared.db.pickup_models import AuditEntry, Student
+from shared.db.pickup_models import AuditEntry, QueueSnapshot, Student
 from tests.api.conftest import API_KEY
 from tests.dashboard.conftest import csrf_of, sign_in
 
@@ -169,3 +171,14 @@ async def test_a_card_that_left_by_timeout_looks_unlike_a_picked_up_one(operator
     picked = (await operator.get(f"/pickup/{school_id}/students/{other}/card")).text
     assert 'class="picked-up"' in picked and '<span class="badge picked">retirado</span>' in picked
     assert "tempo de prontidão" not in picked
+
+
+async def test_the_schools_page_draws_the_outbound_queues_day(operator):
+    async with operator.context.sessions() as session, session.begin():
+        session.add(QueueSnapshot(at=utcnow() - timedelta(hours=1), queue="ledger", pending=3,
+                                  failed=1, oldest_pending_seconds=60))
+    page = await operator.get("/pickup")
+    assert page.status_code == 200
+    assert page.text.count('<svg xmlns="http://www.w3.org/2000/svg" class="queue-chart"') == 2
+    assert "ledger: 3 pending and 1 failed now" in page.text
+    assert "notifications: no snapshot since" in page.text

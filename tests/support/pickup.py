@@ -19,6 +19,7 @@ from shared.db.models import utcnow
 from shared.db.pickup_models import (
     AuthorizedPerson,
     BoardEvent,
+    Credential,
     Guardian,
     GuardianLink,
     LedgerEntry,
@@ -30,6 +31,11 @@ from shared.settings import PickupSettings, Settings
 
 API_KEY = "test-api-key-0123456789"
 MONITOR_TOKEN = "monitor-token-0123456789"
+
+
+def badge_of(student_id: int) -> int:
+    """The card value `Seed.student` gives a student."""
+    return 7_000_000 + student_id
 
 
 def pickup_settings(tmp_path, database_url: str, **pickup: Any) -> Settings:
@@ -74,8 +80,19 @@ class Seed:
         return await self.add(School(name="Escola", arrival_timeout_minutes=arrival_minutes,
                                      turnstile_url=url))
 
-    async def student(self, school: School, name: str = "Ana") -> Student:
-        return await self.add(Student(school_id=school.id, name=name))
+    async def student(self, school: School, name: str = "Ana", *,
+                      badge: bool = True) -> Student:
+        """A student AT_SCHOOL with its own card (`badge_of`), as READY grants need."""
+        student = await self.add(Student(school_id=school.id, name=name))
+        return await self.badge(student) if badge else student
+
+    async def badge(self, student: Student) -> Student:
+        """Give the student its own card, `badge_of(student.id)`."""
+        now = utcnow()
+        await self.add(Credential(school_id=student.school_id, holder_kind="student",
+                                  holder_id=student.id, card_value=badge_of(student.id),
+                                  created_at=now, updated_at=now))
+        return student
 
     async def guardian(self, name: str = "Maria") -> Guardian:
         return await self.add(Guardian(name=name))

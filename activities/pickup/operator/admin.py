@@ -39,14 +39,21 @@ async def get_school(sessions: Sessions, school_id: int) -> School:
 
 
 async def create_student(sessions: Sessions, *, school_id: int, name: str,
-                         registration: str | None = None) -> Student:
-    """A student of an existing school, AT_SCHOOL."""
+                         registration: str | None = None, card_value: int | None = None,
+                         qr_value: str | None = None) -> Student:
+    """A student of an existing school, AT_SCHOOL, with its own card / QR code if given
+    (the credential its READY exit grant carries; 409 if taken at the school)."""
     async with sessions() as session, session.begin():
         if await session.get(School, school_id) is None:
             raise not_found("School", school_id)
         await registration_free(session, school_id, registration)
         student = Student(school_id=school_id, name=name, registration=registration)
         session.add(student)
+        if card_value is not None or qr_value is not None:
+            await session.flush()
+            await attach(session, school_id=school_id, holder_kind=SubjectKind.STUDENT,
+                         holder_id=student.id, card_value=card_value, qr_value=qr_value,
+                         at=utcnow())
     return student
 
 

@@ -1,13 +1,13 @@
-"""Setting a guardian's or authorized person's card / QR code, as a door asks.
+"""Setting a student's, guardian's or authorized person's card / QR code, as a door asks.
 
-A credential already on the turnstile (an approved person's, a linked guardian's) is swapped
-there too: the old value is revoked and the new one granted, through the ledger, in the same
-transaction.
+A credential already on the turnstile (an approved person's, a linked guardian's, a READY
+student's exit credential) is swapped there too: the old value is revoked and the new one
+granted, through the ledger, in the same transaction.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from uuid import uuid4
 
 from sqlalchemy.ext.asyncio import async_sessionmaker
@@ -15,10 +15,17 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup.credentials import put_credential
 from activities.pickup.errors import not_found
+from activities.pickup.exit_grant import swap_exit
 from activities.pickup.guardian_access import lock_guardian, sync_guardian
 from activities.pickup.kick import Kicker
 from activities.pickup.records import audit, enqueue_ledger, person_registration
-from shared.contracts.pickup import AuthorizationStatus, LedgerCommand, SubjectKind, SyncStatus
+from shared.contracts.pickup import (
+    AuthorizationStatus,
+    LedgerCommand,
+    PickupState,
+    SubjectKind,
+    SyncStatus,
+)
 from shared.db.models import as_utc, utcnow
 from shared.db.pickup_models import AuthorizedPerson, Credential, School, Student
 
@@ -45,6 +52,29 @@ async def set_person_credential(sessions: Sessions, kicker: Kicker, *, person_id
         audit(session, entity="authorized_person", entity_id=person_id,
               action="credential-set", actor=actor, at=now, school_id=student.school_id,
               on_turnstile=swapped)
+    if swapped:
+        await kicker.drains({student.school_id})
+    return credential
+
+
+async def set_student_credential(sessions: Sessions, kicker: Kicker, *, student_id: int,
+                                 card_value: int | None, qr_value: str | None, actor: str,
+                                 ready_timeout: timedelta) -> Credential:
+    """The student's own card / QR code at its school (409 if someone else's there): the
+    credential its READY exit grant carries; a READY student's is swapped on the device."""
+    now = utcnow()
+    async with sessions() as session, session.begin():
+        student = await session.get(Student, student_id)
+        if student is None:
+            raise not_found("Student", student_id)
+        credential, previous = await put_credential(
+            session, school_id=student.school_id, holder_kind=SubjectKind.STUDENT,
+            holder_id=student_id, card_value=card_value, qr_value=qr_value, at=now)
+        swapped = student.state == PickupState.READY and _changed(credential, previous)
+        if swapped:
+            await swap_exit(session, student, credential, now, ready_timeout)
+        audit(session, entity="student", entity_id=student_id, action="credential-set",
+              actor=actor, at=now, school_id=student.school_id, on_turnstile=swapped)
     if swapped:
         await kicker.drains({student.school_id})
     return credential

@@ -174,6 +174,7 @@ async def delete_student(sessions: Sessions, *, student_id: int, actor: str) -> 
                                    f"Student {student_id} still has {what}; delete them first.")
         # Closed arrival signals are history the audit already holds.
         await session.exec(delete(Arrival).where(Arrival.student_id == student_id))
+        await drop_credentials(session, holder_kind=SubjectKind.STUDENT, holder_id=student_id)
         await session.exec(delete(Student).where(Student.id == student_id))
         audit(session, entity="student", entity_id=student_id, action="deleted", actor=actor,
               at=utcnow(), school_id=student.school_id, from_state=student.state,

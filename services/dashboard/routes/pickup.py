@@ -1,4 +1,5 @@
-"""Pickup: the schools, a live board per school, and staff's actions on its cards."""
+"""Pickup: the schools and the outbound queues' day, a live board per school, and staff's
+actions on its cards."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from datetime import timedelta
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
-from activities.pickup.operator import admin
+from activities.pickup.operator import admin, queues
 from activities.pickup.operator import board as operations
 from activities.pickup.operator import events as feed
 from activities.pickup.operator.kicker import Kicker
@@ -16,6 +17,7 @@ from services.api.routes.pickup import events as rest_events
 from services.dashboard.guard import CheckedForm, actor
 from services.dashboard.web import TEMPLATES, context, redirect, render
 from shared.contracts.pickup import ARRIVAL_TIMEOUT_REASON, READY_TIMEOUT_REASON, PickupErrorCode
+from shared.db.models import utcnow
 from shared.db.pickup_models import Student
 from shared.errors import ErrorCode, EsteiraError
 
@@ -24,9 +26,11 @@ router = APIRouter()
 
 @router.get("/pickup", response_class=HTMLResponse, include_in_schema=False)
 async def schools_page(request: Request) -> HTMLResponse:
-    """Every school, each linking to its board."""
-    schools = await admin.list_schools(context(request).sessions)
-    return render(request, "pickup.html", schools=schools)
+    """Every school, each linking to its board, and the outbound queues over the day."""
+    sessions = context(request).sessions
+    schools = await admin.list_schools(sessions)
+    charts = await queues.queue_charts(sessions, now=utcnow())
+    return render(request, "pickup.html", schools=schools, charts=charts)
 
 
 @router.get("/pickup/{school_id}", response_class=HTMLResponse, include_in_schema=False)

@@ -39,24 +39,11 @@ def find_credential(
 
 
 def find_user(
-    store: ObjectStore,
-    *,
-    card_value: int | None = None,
-    qrcode: str | None = None,
-    registration: str | None = None,
-    user_id: int | None = None,
+    store: ObjectStore, *, card_value: int | None = None, qrcode: str | None = None
 ) -> Row | None:
-    """The user a credential belongs to; a card or QR code must be on file to identify."""
-    users = store.rows["users"]
-    if card_value is not None:
-        card = next((c for c in store.rows["cards"].values() if c["value"] == card_value), None)
-        return users.get(card["user_id"]) if card else None
-    if qrcode is not None:
-        code = next((c for c in store.rows["qrcodes"].values() if c["value"] == qrcode), None)
-        return users.get(code["user_id"]) if code else None
-    if registration is not None:
-        return next((u for u in users.values() if u["registration"] == registration), None)
-    return users.get(user_id) if user_id is not None else None
+    """The user the presented card or QR code belongs to; nothing else identifies."""
+    credential = find_credential(store, card_value=card_value, qrcode=qrcode)
+    return store.rows["users"].get(credential["user_id"]) if credential else None
 
 
 def _active(store: ObjectStore, rule_id: int, local: datetime) -> bool:

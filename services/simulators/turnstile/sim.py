@@ -17,14 +17,16 @@ Direction = Literal["clockwise", "anticlockwise"]
 
 
 class PresentCredential(BaseModel):
-    """A person at the turnstile showing exactly one credential."""
+    """A person at the turnstile showing exactly one card or QR code.
+
+    A Control iD device identifies by what is presented (a card read, a QR code scanned);
+    nobody types a registration or a user id at a turnstile, so neither is accepted here.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     card_value: int | None = None
     qrcode: str | None = None
-    registration: str | None = None
-    user_id: int | None = None
     portal_id: int = 1
     at: int | None = None
     turn: bool = True
@@ -32,9 +34,8 @@ class PresentCredential(BaseModel):
 
     @model_validator(mode="after")
     def _one_credential(self) -> PresentCredential:
-        given = [self.card_value, self.qrcode, self.registration, self.user_id]
-        if sum(v is not None for v in given) != 1:
-            raise ValueError("give exactly one of card_value, qrcode, registration, user_id")
+        if (self.card_value is None) == (self.qrcode is None):
+            raise ValueError("give exactly one of card_value, qrcode")
         return self
 
 
@@ -55,7 +56,7 @@ class ClockChange(BaseModel):
 @router.post("/access")
 async def present(device: DeviceDep, body: PresentCredential) -> dict[str, Any]:
     """Identify, decide, log, turn or give up, and push the monitor notifications."""
-    credential = body.model_dump(include={"card_value", "qrcode", "registration", "user_id"})
+    credential = body.model_dump(include={"card_value", "qrcode"})
     return device.present(
         credential={k: v for k, v in credential.items() if v is not None},
         portal_id=body.portal_id,

@@ -16,7 +16,8 @@ from tests.support.pickup import MONITOR_TOKEN
 async def _family(api, *, link: dict | None = None) -> tuple[dict, dict, dict, str]:
     school = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola"})
     student = await api.ok("POST", "/api/pickup/students",
-                           json={"school_id": school["id"], "name": "Ana"})
+                           json={"school_id": school["id"], "name": "Ana",
+                                 "card_value": 7_000_001})
     guardian = await api.ok("POST", "/api/pickup/guardians", json={"name": "Maria"})
     await api.ok("POST", "/api/pickup/links", json={
         "student_id": student["id"], "guardian_id": guardian["id"],

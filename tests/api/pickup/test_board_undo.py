@@ -11,7 +11,8 @@ from shared.db.pickup_models import Arrival
 async def _ready(api) -> dict:
     school = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola"})
     student = await api.ok("POST", "/api/pickup/students",
-                           json={"school_id": school["id"], "name": "Ana"})
+                           json={"school_id": school["id"], "name": "Ana",
+                                 "card_value": 7_000_001})
     sid = student["id"]
     await api.ok("POST", f"/api/pickup/students/{sid}/arrival")
     return await api.ok("POST", f"/api/pickup/students/{sid}/ready", json={"version": 1})

@@ -16,7 +16,8 @@ CLOSE = "/api/pickup/schools/{}/day/close"
 async def _school_with_student(api, **school) -> tuple[dict, dict]:
     created = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola", **school})
     student = await api.ok("POST", "/api/pickup/students",
-                           json={"school_id": created["id"], "name": "Ana"})
+                           json={"school_id": created["id"], "name": "Ana",
+                                 "card_value": 7_000_001})
     return created, student
 
 

@@ -87,7 +87,8 @@ async def test_turnstile_exit_push_picks_up_the_ready_student(pickup_api):
         school = await api.ok("POST", "/api/pickup/schools",
                               json={"name": "Escola", "turnstile_url": turnstile})
         sid = (await api.ok("POST", "/api/pickup/students",
-                            json={"school_id": school["id"], "name": "Ana"}))["id"]
+                            json={"school_id": school["id"], "name": "Ana",
+                                  "card_value": 7_000_001}))["id"]
         await api.ok("POST", f"/api/pickup/schools/{school['id']}/turnstile/monitor",
                      json={"public_base_url": base})
         await api.ok("POST", f"/api/pickup/students/{sid}/arrival")
@@ -98,8 +99,7 @@ async def test_turnstile_exit_push_picks_up_the_ready_student(pickup_api):
                                                                 key=school["id"]))
         assert delivered.delivered == 1
 
-        passage = await http.post(f"{turnstile}/_sim/access",
-                                  json={"registration": f"student-{sid}"})
+        passage = await http.post(f"{turnstile}/_sim/access", json={"card_value": 7_000_001})
         assert passage.json()["result"] == "granted"
         await http.post(f"{turnstile}/_sim/deliveries/flush")
 

@@ -57,13 +57,17 @@ async def test_the_simulator_checks_a_credential_window_apart_from_the_user():
     _app, clients, http = simulated_turnstile()
     client = clients.for_url(TURNSTILE_URL)
     # The user is valid all day; only the card's own window closes.
-    await client.grant(registration="guardian-1", name="Maria", card_value=CARD)
+    await client.grant(registration="guardian-1", name="Maria", card_value=CARD, qr_value=QR)
     login = (await http.post("/login.fcgi", json={"login": "admin", "password": "admin"})).json()
     await http.post("/modify_objects.fcgi", params=login, json={
         "object": "cards", "values": {"end_time": END}, "where": {"cards": {"value": CARD}}})
     assert await _present(http, END - 1, card_value=CARD) == "granted"
     assert await _present(http, END + 1, card_value=CARD) == "after the credential's end_time"
-    assert await _present(http, END + 1, registration="guardian-1") == "granted"
+    # The same user's QR code has no window of its own.
+    assert await _present(http, END + 1, qrcode=QR) == "granted"
+    # Nobody is identified by a typed registration at a turnstile.
+    typed = await http.post("/_sim/access", json={"registration": "guardian-1", "at": END})
+    assert typed.status_code == 422
     await http.aclose()
 
 

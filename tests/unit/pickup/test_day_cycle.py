@@ -63,7 +63,8 @@ def test_days_across_dst_changes_are_23_or_25_hours_and_a_skipped_midnight_start
 async def _monday_board(seed, school: School) -> dict[str, Student]:
     """Students left by Monday: picked up, READY, AWAITING, untouched; one who moved Tuesday."""
     picked, ready, awaiting, idle, early = [
-        await seed.add(Student(school_id=school.id, name=name, state_since=MONDAY))
+        await seed.badge(await seed.add(Student(school_id=school.id, name=name,
+                                                state_since=MONDAY)))
         for name in ("picked", "ready", "awaiting", "idle", "early")]
     async with seed.sessions() as session, session.begin():
         for student in (picked, ready, awaiting):

@@ -60,10 +60,9 @@ async def get_school(school_id: int, sessions: Sessions) -> dict[str, Any]:
 @router.post("/students", status_code=201, response_model=StudentAnswer)
 async def create_student(body: NewStudent, sessions: Sessions,
                          scope: SchoolScope) -> dict[str, Any]:
-    """A student, AT_SCHOOL."""
+    """A student, AT_SCHOOL, with its own card / QR code if given (409 if taken there)."""
     await school_scope.check_school(scope, body.school_id)
-    return _dump(await admin.create_student(sessions, school_id=body.school_id, name=body.name,
-                                            registration=body.registration))
+    return _dump(await admin.create_student(sessions, **body.model_dump()))
 
 
 @router.post("/guardians", status_code=201, response_model=GuardianAnswer)

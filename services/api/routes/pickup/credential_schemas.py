@@ -30,3 +30,7 @@ class GuardianCredential(PersonCredential):
     """A guardian's card and/or QR code at one school."""
 
     school_id: int
+
+
+class StudentCredential(PersonCredential):
+    """A student's own card and/or QR code (at its school): its READY exit credential."""

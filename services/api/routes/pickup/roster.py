@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -9,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from activities.pickup.operator import roster
 from services.api.refusal import refusal
-from services.api.routes.pickup.deps import Actor, Kick, Sessions
+from services.api.routes.pickup.deps import Actor, Kick, Pickup, Sessions
 from shared.contracts.pickup import PickupErrorCode
 from shared.contracts.pickup_errors import pickup_error
 from shared.errors import ErrorCode, EsteiraError
@@ -30,16 +31,23 @@ def _text(raw: bytes) -> str:
 @router.post("/schools/{school_id}/roster", response_model=None, openapi_extra={
     "requestBody": {"required": True, "content": {"text/csv": {"schema": {"type": "string"}}}}})
 async def import_roster(school_id: int, request: Request, sessions: Sessions, actor: Actor,
-                        kick: Kick, dry_run: bool = False) -> dict[str, Any] | JSONResponse:
-    """Students, guardians and links from CSV; a refused line (422) writes nothing."""
+                        kick: Kick, pickup: Pickup,
+                        dry_run: bool = False) -> dict[str, Any] | JSONResponse:
+    """Students (and their cards), guardians and links from CSV; a refused line (422)
+    writes nothing."""
     raw = await request.body()
     if len(raw) > MAX_BYTES:
         return refusal(EsteiraError(ErrorCode.REQUEST_INVALID,
                                     f"A roster file is at most {MAX_BYTES} bytes."))
     report = await roster.import_roster(sessions, school_id=school_id, text=_text(raw),
-                                        dry_run=dry_run, actor=actor, kicker=kick)
+                                        dry_run=dry_run, actor=actor, kicker=kick,
+                                        ready_timeout=timedelta(
+                                            minutes=pickup.ready_timeout_minutes),
+                                        batch_lines=pickup.roster_batch_lines)
     if report.refused:
+        kept = ("the batches before it were written; send the file again to finish"
+                if report.written else "nothing was written")
         error = pickup_error(PickupErrorCode.ROSTER_REFUSED,
-                             f"{report.refused} line(s) refused; nothing was written.")
+                             f"{report.refused} line(s) refused; {kept}.")
         return refusal(error, report=report.as_dict())
     return report.as_dict()
