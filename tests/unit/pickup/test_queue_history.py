@@ -14,7 +14,7 @@ from shared.db.pickup_models import QueueSnapshot
 
 def _points(svg: str, css: str) -> list[tuple[float, float]]:
     coords = re.search(rf'class="{css}"[^>]* points="([^"]*)"', svg).group(1)
-    return [tuple(map(float, pair.split(","))) for pair in coords.split()]
+    return [(float(x), float(y)) for x, y in (pair.split(",") for pair in coords.split())]
 
 
 def test_the_chart_scales_pending_and_failed_over_the_period():
