@@ -17,7 +17,12 @@ import yaml
 
 from activities.signer.crypto.samples import make_pdf
 from shared.payload_codec import new_key_entry
-from tests.deploy.docker_engine import docker, owned_by_image_user, poll
+from tests.deploy.docker_engine import (
+    docker,
+    owned_by_image_user,
+    poll,
+    ready_but_for_the_executors_systems,
+)
 from tests.deploy.targets import COMPOSE_FILE, REPO
 from tests.deploy.test_image import pdfsig, signing_pki, sisbajud_settings
 from tests.support.ports import free_ports
@@ -160,7 +165,7 @@ def test_the_stack_comes_up_signs_a_dropped_pdf_and_goes_down_without_a_trace(st
     # Host network only: compose made no network (no bridge, no private address).
     assert not docker("network", "ls", "--quiet", "--filter",
                       f"label=com.docker.compose.project={stack.project}").stdout.strip()
-    assert httpx.get(f"{stack.api}/api/ready", timeout=10).status_code == 200
+    assert ready_but_for_the_executors_systems(stack.api)
 
     # Dropped into the watcher's inbox on the shared data volume, as an operator would.
     stack("exec", "-T", "watcher", "sh", "-c", f"cat > {INBOX}/relatorio.pdf",

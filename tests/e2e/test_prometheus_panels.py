@@ -287,8 +287,9 @@ async def move_a_pickup_card(stack: Stack, http: httpx.AsyncClient) -> None:
 
     school = await ok("POST", "/schools", headers=key, json={
         "name": "Escola", "turnstile_url": f"http://127.0.0.1:{stack.sims['turnstile']}"})
+    # The student's own badge: a READY grant holds it (no credential, no grant to deliver).
     student = await ok("POST", "/students", headers=key,
-                       json={"school_id": school["id"], "name": "Ana"})
+                       json={"school_id": school["id"], "name": "Ana", "card_value": 7_000_001})
     guardian = await ok("POST", "/guardians", headers=key, json={"name": "Maria"})
     await ok("POST", "/links", headers=key, json={
         "student_id": student["id"], "guardian_id": guardian["id"], "kind": "permanent"})

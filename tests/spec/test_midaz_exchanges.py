@@ -87,8 +87,10 @@ async def test_every_exchange_with_midaz_conforms_to_its_document(settings, task
           f"{dict(operations)}")
     for problem in mismatches:
         print(problem)
-    # Every operation the seed grants the executor was exercised.
+    # Every operation the seed grants the executor was exercised, but getTransaction: the orphan
+    # check reads transactions from the ledger's feed, and asks for one alone only when an
+    # operation's transaction is missing from it, which this scenario doesn't produce.
     assert {"createTransactionBlock", "createTransactionUnblock", "createAccount",
             "listAccounts", "getBalancesByAlias", "listInstruments",
-            "getAllOperationsByAccount", "getTransaction", "getAllTransactions"} <= set(operations)
+            "getAllOperationsByAccount", "getAllTransactions"} <= set(operations)
     assert mismatches == []
