@@ -54,7 +54,7 @@ class HistoryEntry(_Answer):
 
     at: str | None
     from_: str | None = Field(alias="from")
-    to: str
+    to: str | None
     code: str | None
     message: str | None
 

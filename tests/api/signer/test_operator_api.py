@@ -235,3 +235,14 @@ async def test_metrics_show_the_queue_depth_from_the_store(api):
     text = (await api.get("/api/metrics")).text
     assert 'bulksigner_queue_depth{status="Queued"} 2.0' in text
     assert 'bulksigner_queue_depth{status="Processing"} 0.0' in text
+
+
+async def test_a_job_whose_history_holds_a_note_reads_with_its_note(api):
+    # A note is a history row without a status change (`to` is null): the typed answer of
+    # GET /api/jobs/{id} once refused it with a 500.
+    job = await _job(api)
+    await JobRepository(api.context.sessions).note(job.id, "Aguardando o signatário.")
+    answer = await api.get(f"/api/jobs/{job.id}", headers=AUTH)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["history"][-1] == {**answer.json()["history"][-1], "to": None,
+                                            "message": "Aguardando o signatário."}
