@@ -165,7 +165,14 @@ def test_the_stack_comes_up_signs_a_dropped_pdf_and_goes_down_without_a_trace(st
     # Host network only: compose made no network (no bridge, no private address).
     assert not docker("network", "ls", "--quiet", "--filter",
                       f"label=com.docker.compose.project={stack.project}").stdout.strip()
-    assert ready_but_for_the_executors_systems(stack.api)
+    try:
+        # Healthy containers have started; their first heartbeats and pollers follow.
+        poll(lambda: ready_but_for_the_executors_systems(stack.api), timeout=120,
+             what="/api/ready (all but the unreachable executor's systems)")
+    except AssertionError as exc:
+        details = httpx.get(f"{stack.api}/api/ready/details", headers=stack.headers,
+                            timeout=10).text
+        raise AssertionError(f"{exc}\n{details}\n{stack.logs()}") from None
 
     # Dropped into the watcher's inbox on the shared data volume, as an operator would.
     stack("exec", "-T", "watcher", "sh", "-c", f"cat > {INBOX}/relatorio.pdf",
