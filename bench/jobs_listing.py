@@ -32,11 +32,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from activities.signer.operator import jobs  # noqa: E402
-from services.api.app import create_app  # noqa: E402
-from services.api.context import ApiContext  # noqa: E402
+from services.app import create_app  # noqa: E402
+from services.app_context import ApiContext  # noqa: E402
 from shared.db import migrate  # noqa: E402
-from shared.db.engine import create_engine, session_factory  # noqa: E402
+from shared.db.engine import create_engine  # noqa: E402
 from shared.settings import Settings  # noqa: E402
+from shared.temporal import TemporalHandle  # noqa: E402
 from tests.support.postgres import PostgresServer, find_bindir  # noqa: E402
 
 API_KEY = "bench-api-key-0123456789"
@@ -115,8 +116,8 @@ async def measure(url: str, data_dir: Path, samples: int) -> dict[str, tuple[flo
     async def no_temporal():
         raise RuntimeError("the listing never needs Temporal")
 
-    context = ApiContext(settings=settings, engine=engine, sessions=session_factory(engine),
-                         api_key=API_KEY, connect_temporal=no_temporal)
+    context = ApiContext.build(settings, engine, api_key=API_KEY,
+                         temporal=TemporalHandle(no_temporal))
     headers = {"X-API-Key": API_KEY}
     transport = httpx.ASGITransport(app=create_app(context))
     async with httpx.AsyncClient(transport=transport, base_url="http://bench") as api:

@@ -13,9 +13,9 @@ from activities.signer.operator.folders import unconfigured_folder
 from activities.signer.operator.health import is_keyless, recorded_health, salt_exists
 from activities.signer.operator.policies import describe_policy
 from activities.signer.operator.profiles_admin import list_profiles
-from services.api.signer_probes import NO_PROFILE
 from services.banner import render
-from services.worker.readiness import worker_probes
+from services.readiness.signer import NO_PROFILE
+from services.readiness.workers import worker_probes
 from shared.readiness import evaluate
 from shared.settings import Settings
 from shared.temporal import connect

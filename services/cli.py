@@ -56,7 +56,7 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _api(settings: Settings, args: argparse.Namespace) -> int:
-    from services.api.main import run_api
+    from services.app_main import run_api
 
     configure_logging(settings, process="api")
     asyncio.run(run_api(settings))

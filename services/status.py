@@ -14,8 +14,8 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
 from activities.signer.operator.instances import ClusterView, list_instances
+from services.readiness.workers import worker_probes
 from services.worker.domains import polled_queues
-from services.worker.readiness import worker_probes
 from shared.db.engine import create_engine, describe_store, session_factory
 from shared.db.models import Instance, as_utc, utcnow
 from shared.db.pipeline import read_pipeline_state

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from temporalio.client import Client
@@ -106,3 +108,40 @@ async def connect(settings: Settings, *, runtime: Runtime | None = None) -> Clie
         config["tls"] = tls or "api_key" in config
     return await Client.connect(**config, data_converter=data_converter(settings),
                                 runtime=runtime)
+
+
+
+class TemporalHandle:
+    """This process's one Temporal client, connected on the first call that needs it.
+
+    Doors start before Temporal answers (readiness says so), so nothing connects at build
+    time; every face and probe of the process awaits the same handle.
+    """
+
+    def __init__(self, connector: Callable[[], Awaitable[Client]]) -> None:
+        self._connector = connector
+        self._client: Client | None = None
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    def for_settings(cls, settings: Settings, *, runtime: Runtime | None = None
+                     ) -> TemporalHandle:
+        """A handle that connects to the configured namespace."""
+        return cls(lambda: connect(settings, runtime=runtime))
+
+    @classmethod
+    def of(cls, client: Client) -> TemporalHandle:
+        """A handle on a client connected elsewhere (the worker's own, a test's)."""
+        async def given() -> Client:
+            return client
+
+        return cls(given)
+
+    async def __call__(self) -> Client:
+        """The client, connected once; a failed connect is tried again on the next call."""
+        if self._client is not None:
+            return self._client
+        async with self._lock:
+            if self._client is None:
+                self._client = await self._connector()
+            return self._client

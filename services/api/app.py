@@ -1,4 +1,4 @@
-"""The REST API application: routes, auth, error mapping."""
+"""The REST API: its routes, the API key, the stream hub and one error mapping for the app."""
 
 from __future__ import annotations
 
@@ -13,11 +13,8 @@ from sqlalchemy.exc import DataError, DBAPIError, OperationalError
 from starlette.exceptions import HTTPException
 
 from services.api.auth import SELF_AUTHENTICATED_PREFIXES, ApiKeyMiddleware
-from services.api.context import ApiContext
 from services.api.contract import document_contract
 from services.api.pickup_stream import install_stream_hub, stream_lifespan
-from services.api.problem import ProblemResponse, problem_body
-from services.api.refusal import refusal
 from services.api.routes import (
     pickup,
     signer,
@@ -28,9 +25,10 @@ from services.api.routes import (
     system,
     temporal_codec,
 )
-from services.dashboard.install import install_dashboard
+from services.app_context import ApiContext
 from shared.errors import ErrorCode, EsteiraError
 from shared.http_metrics import ResponseCounter
+from shared.problem import ProblemResponse, problem_body, refusal
 from shared.version import short_version
 
 log = logging.getLogger("esteira.api")
@@ -38,8 +36,8 @@ log = logging.getLogger("esteira.api")
 STORE_BUSY_RETRY_AFTER = "2"
 
 
-def create_app(context: ApiContext) -> FastAPI:
-    """Build the app around an `ApiContext` (no I/O happens here)."""
+def create_rest_app(context: ApiContext) -> FastAPI:
+    """The app with the REST API around an `ApiContext` (no I/O happens here)."""
     app = FastAPI(
         title="Esteira",
         version=short_version(),
@@ -62,7 +60,6 @@ def create_app(context: ApiContext) -> FastAPI:
     app.include_router(signer_instances.router)
     app.include_router(pickup.router)
     app.include_router(sisbajud.router)
-    install_dashboard(app, context)
     app.add_exception_handler(EsteiraError, _esteira_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)

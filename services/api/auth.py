@@ -9,11 +9,11 @@ from pydantic import SecretStr
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.responses import Response
 
-from services.api.refusal import refusal
 from shared.auth import API_KEY_HEADER, keys_match, school_for_key
 from shared.contracts.pickup import PickupErrorCode
 from shared.contracts.pickup_errors import pickup_error
 from shared.errors import ErrorCode, EsteiraError
+from shared.problem import refusal
 
 # Probes and scrapes must work without credentials; the OpenAPI description is published.
 PUBLIC_PATHS = frozenset(

@@ -12,9 +12,9 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute, RouteContext, iter_route_contexts
 
 from services.api.auth import PUBLIC_PATHS, SELF_AUTHENTICATED_PREFIXES
-from services.api.problem import PROBLEM_MEDIA_TYPE, Problem
 from services.api.routes.sisbajud_admin import require_api_key
 from shared.auth import API_KEY_HEADER
+from shared.problem import PROBLEM_MEDIA_TYPE, Problem
 
 API_KEY_SCHEME = "ApiKey"
 BEARER_SCHEME = "BearerToken"

@@ -26,11 +26,11 @@ from activities.signer.operator.metrics import (
     refresh_queue_depth,
 )
 from activities.sisbajud.operator.gauges import refresh_gauges as refresh_sisbajud
-from services.api.context import ApiContext
-from services.api.signer_probes import NO_PROFILE, SignerProbes
-from services.watcher.state import FolderStatus
+from services.app_context import ApiContext
+from services.readiness.signer import NO_PROFILE, SignerProbes
+from services.readiness.workers import live_pollers
 from services.worker.domains import polled_queues
-from services.worker.readiness import live_pollers
+from shared.contracts.signer import FolderStatus
 from shared.db.pipeline import read_pipeline_state
 from shared.db.signer_models import InputFolderState
 from shared.metrics import MULTIPROC_ENV, TASK_QUEUE_POLLERS

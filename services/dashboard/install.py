@@ -9,7 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from services.api.context import ApiContext
+from services.app_context import ApiContext
 from services.dashboard.accounts import OperatorDirectory
 from services.dashboard.guard import CsrfRejected, DashboardAuth, DashboardAuthMiddleware
 from services.dashboard.headers import SecurityHeadersMiddleware

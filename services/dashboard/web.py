@@ -12,7 +12,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
-from services.api.context import ApiContext
+from services.app_context import ApiContext
 from shared.errors import EsteiraError
 from shared.temporal_ui import temporal_ui_url
 

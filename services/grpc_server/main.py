@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import grpc
@@ -12,9 +11,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
-from temporalio.client import Client
-from temporalio.runtime import Runtime
 
+from services.composition import Faces, compose
 from services.grpc_server.auth import ApiKeyInterceptor
 from services.grpc_server.decoding import DecodingInterceptor
 from services.grpc_server.gen.esteira.v1 import pickup_pb2, system_pb2, system_pb2_grpc
@@ -31,7 +29,7 @@ from shared.instances import registered_instance
 from shared.metrics import bridged_runtime
 from shared.readiness import store_probe, temporal_probe
 from shared.settings import Settings
-from shared.temporal import connect
+from shared.temporal import TemporalHandle
 
 # Calls in progress at stop get this long before they are cancelled.
 SHUTDOWN_GRACE_SECONDS = 10
@@ -53,14 +51,16 @@ class GrpcServer:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
 
 
-def build_server(settings: Settings, sessions: async_sessionmaker[AsyncSession],
-                 temporal: Callable[[], Awaitable[Client]], api_key: str) -> GrpcServer:
-    """System, pickup and signer services behind the API key, health and reflection on."""
+def build_server(settings: Settings, faces: Faces, api_key: str) -> GrpcServer:
+    """System, pickup, signer and SISBAJUD services behind the API key, health and
+    reflection on; each domain's servicer calls its face."""
     server = grpc.aio.server(interceptors=[ApiKeyInterceptor(api_key), DecodingInterceptor()])
-    system_pb2_grpc.add_SystemServiceServicer_to_server(SystemServicer(settings, sessions), server)
-    add_pickup(server, settings, sessions)
-    services = [add_signer(server, settings, sessions, temporal),
-                add_sisbajud(server, settings, sessions, temporal, api_key),
+    system = SystemServicer(settings, faces.signer.sessions)
+    system_pb2_grpc.add_SystemServiceServicer_to_server(system, server)
+    add_pickup(server, faces.pickup)
+    services = [add_signer(server, settings, faces.signer.sessions, faces.signer.temporal),
+                add_sisbajud(server, settings, faces.sisbajud.sessions, faces.sisbajud.temporal,
+                             api_key),
                 system_pb2.DESCRIPTOR.services_by_name["SystemService"].full_name,
                 pickup_pb2.DESCRIPTOR.services_by_name["PickupService"].full_name]
     health_servicer = health.aio.HealthServicer()
@@ -68,21 +68,6 @@ def build_server(settings: Settings, sessions: async_sessionmaker[AsyncSession],
     reflection.enable_server_reflection(
         [*services, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
     return GrpcServer(server, health_servicer, services)
-
-
-def lazy_temporal(settings: Settings,
-                  runtime: Runtime | None = None) -> Callable[[], Awaitable[Client]]:
-    """A Temporal client connected on the first call that needs it (the server starts first)."""
-    client: list[Client] = []
-    lock = asyncio.Lock()
-
-    async def temporal() -> Client:
-        async with lock:
-            if not client:
-                client.append(await connect(settings, runtime=runtime))
-            return client[0]
-
-    return temporal
 
 
 async def run_grpc(settings: Settings) -> None:
@@ -93,9 +78,10 @@ async def run_grpc(settings: Settings) -> None:
     address = f"{settings.host}:{settings.ports.grpc}"
     try:
         async with OpsServer(settings, "grpc") as ops, bridged_runtime() as runtime:
-            temporal = lazy_temporal(settings, runtime)
+            temporal = TemporalHandle.for_settings(settings, runtime=runtime)
             ops.watch(store_probe(engine), temporal_probe(temporal))
-            grpc_server = build_server(settings, sessions, temporal, resolve_api_key(settings))
+            grpc_server = build_server(settings, compose(settings, sessions, temporal),
+                                       resolve_api_key(settings))
             add_port(grpc_server.server, address, settings.grpc)
             await _serve(settings, sessions, grpc_server, address, stop, ops)
     finally:

@@ -5,16 +5,13 @@ from __future__ import annotations
 import grpc
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
-from temporalio.client import Client
 
-from activities.pickup.operator import board, ledger
+from activities.pickup.operator import PickupOperations, board, ledger
 from activities.pickup.operator.kicker import Kicker
 from services.grpc_server.gen.esteira.v1 import pickup_pb2, pickup_pb2_grpc
 from services.grpc_server.refusal import refusals
 from shared.db.models import as_utc
 from shared.db.pickup_models import Student
-from shared.settings import Settings
-from shared.temporal import connect
 
 
 def _student(student: Student) -> pickup_pb2.StudentState:
@@ -51,15 +48,7 @@ class PickupServicer(pickup_pb2_grpc.PickupServiceServicer):
                                         oldest_pending_seconds=backlog.oldest_pending_seconds)
 
 
-def add_pickup(server: grpc.aio.Server, settings: Settings,
-               sessions: async_sessionmaker[AsyncSession]) -> None:
-    """Register the pickup service; Temporal is connected on the first call that needs it."""
-    client: list[Client] = []
-
-    async def temporal() -> Client:
-        if not client:
-            client.append(await connect(settings))
-        return client[0]
-
+def add_pickup(server: grpc.aio.Server, pickup: PickupOperations) -> None:
+    """Register the pickup service around the process's pickup face."""
     pickup_pb2_grpc.add_PickupServiceServicer_to_server(
-        PickupServicer(sessions, Kicker(settings.pickup, temporal)), server)
+        PickupServicer(pickup.sessions, pickup.kicker), server)

@@ -14,8 +14,8 @@ import watchfiles
 
 from activities.signer.operator.wiring import Enqueuer, JobRepository, Outcome, ignored
 from services.watcher.stability import StabilityTracker
-from services.watcher.state import FolderStateStore, FolderStatus
-from shared.contracts.signer import JobSource
+from services.watcher.state import FolderStateStore
+from shared.contracts.signer import FolderStatus, JobSource
 from shared.db.signer_models import SigningProfile
 from shared.logs import props
 from shared.settings import InputFolderSettings

@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import logging
-from enum import StrEnum
 
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.signer.operator.metrics import FOLDER_STATUS
+from shared.contracts.signer import FolderStatus
 from shared.db.models import utcnow
 from shared.db.signer_models import InputFolderState
 
 log = logging.getLogger("esteira.watcher")
-
-
-class FolderStatus(StrEnum):
-    """What a folder's watcher is doing."""
-
-    STARTING = "Starting"
-    RUNNING = "Running"
-    UNASSIGNED = "Unassigned"
-    STOPPED = "Stopped"
 
 
 class FolderStateStore:

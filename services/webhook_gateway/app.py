@@ -22,7 +22,6 @@ from activities.sisbajud.operator.deliveries import (
     settle_delivery,
 )
 from activities.sisbajud.operator.order_lookup import OrderLookup, OrderUnavailable
-from services.api.refusal import refusal
 from services.webhook_gateway.body_limit import MAX_WEBHOOK_BODY, BodyTooLarge, read_request_body
 from services.webhook_gateway.notice import ParsedNotice, parse_notice
 from services.webhook_gateway.signature import SignatureScheme, Verdict
@@ -32,6 +31,7 @@ from shared.contracts.sisbajud_errors import SisbajudErrorCode, WebhookErrorCode
 from shared.errors import ErrorCode, EsteiraError
 from shared.http_metrics import ResponseCounter
 from shared.logs import props
+from shared.problem import refusal
 
 WEBHOOK_PATH = "/webhooks/sisbajud"
 # The Hub retries a 503; a hint keeps it from hammering a store that is down.

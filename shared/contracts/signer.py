@@ -39,6 +39,15 @@ ACTIVE_STATUSES = frozenset({JobStatus.QUEUED, JobStatus.PROCESSING, JobStatus.V
 TERMINAL_STATUSES = frozenset({JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELED})
 
 
+class FolderStatus(StrEnum):
+    """What a folder's watcher is doing (`GET /api/folders` `status`)."""
+
+    STARTING = "Starting"
+    RUNNING = "Running"
+    UNASSIGNED = "Unassigned"
+    STOPPED = "Stopped"
+
+
 class SignatureFormat(StrEnum):
     """How a document is signed."""
 

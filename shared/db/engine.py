@@ -13,6 +13,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from shared.db.sqlite_driver import OneHopDBAPI
 from shared.private_files import make_sqlite_private
 
+# What every store reader and writer receives: one factory of sessions on the process's engine.
+Sessions = async_sessionmaker[AsyncSession]
+
 SQLITE_PRAGMAS = (
     "PRAGMA journal_mode=WAL",
     # NORMAL with WAL loses at most the last commits on power loss, never corrupts.

@@ -9,11 +9,12 @@ import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
 from activities.signer.health_reporter import ProfileHealthReporter
-from services.api.app import create_app
-from services.api.context import ApiContext
+from services.app import create_app
+from services.app_context import ApiContext
 from services.bootstrap import bootstrap
 from shared.db.engine import create_engine, session_factory
 from shared.settings import Settings
+from shared.temporal import TemporalHandle
 
 API_KEY = "test-api-key-0123456789"
 
@@ -33,8 +34,8 @@ async def make_context(settings: Settings, temporal_env: WorkflowEnvironment) ->
     async def client():
         return temporal_env.client
 
-    return ApiContext(settings=settings, engine=engine, sessions=session_factory(engine),
-                      api_key=API_KEY, connect_temporal=client)
+    return ApiContext.build(settings, engine, api_key=API_KEY,
+                      temporal=TemporalHandle(client))
 
 
 @pytest_asyncio.fixture

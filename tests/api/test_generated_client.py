@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 
 from activities.signer.crypto.samples import make_pdf
-from services.api.app import create_app
+from services.app import create_app
 from tests.api.conftest import API_KEY, make_context
 from tests.support.pickup import serve
 

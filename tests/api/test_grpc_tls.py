@@ -17,10 +17,12 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.composition import compose
 from services.grpc_server.main import build_server
 from services.grpc_server.tls import add_port
 from shared.db.engine import create_engine, session_factory
 from shared.settings import ConfigurationError, GrpcSettings, Settings, load_settings
+from shared.temporal import TemporalHandle
 
 API_KEY = "test-api-key-0123456789"
 # Far below the test timeout: a refused handshake must answer, not hang.
@@ -105,7 +107,8 @@ async def serve(tmp_path) -> AsyncIterator:
 
     async def start(grpc_settings: GrpcSettings) -> str:
         settings = Settings(data_dir=tmp_path / "data", api_key=API_KEY, grpc=grpc_settings)
-        built = build_server(settings, session_factory(engine), temporal, API_KEY)
+        built = build_server(settings, compose(settings, session_factory(engine),
+                                               TemporalHandle(temporal)), API_KEY)
         port = add_port(built.server, "127.0.0.1:0", settings.grpc)
         await built.start()
         started.append(built.server)

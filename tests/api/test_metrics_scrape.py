@@ -184,8 +184,9 @@ metrics.set_queue("ledger", pending=5, failed=3, oldest_seconds=999)
 """
 _API = """
 import asyncio, httpx, os, sys
-from services.api.app import create_app
-from services.api.context import ApiContext
+from services.app import create_app
+from services.app_context import ApiContext
+from shared.temporal import TemporalHandle
 from shared.db.engine import create_engine, session_factory
 from shared.settings import Settings
 
@@ -196,8 +197,8 @@ async def main():
     async def no_temporal():
         raise ConnectionError("no Temporal in this test")
 
-    context = ApiContext(settings=settings, engine=engine, sessions=session_factory(engine),
-                         api_key="k", connect_temporal=no_temporal)
+    context = ApiContext.build(settings, engine, api_key="k",
+                         temporal=TemporalHandle(no_temporal))
     transport = httpx.ASGITransport(app=create_app(context))
     async with httpx.AsyncClient(transport=transport, base_url="http://esteira") as api:
         response = await api.get("/api/metrics")

@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from services.api.app import create_app
+from services.app import create_app
 from tests.api.conftest import API_KEY, make_context
 from tests.support.pickup import serve
 

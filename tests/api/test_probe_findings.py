@@ -11,7 +11,7 @@ import pytest
 
 from activities.signer.operator.pipeline_control import pipeline_state
 from activities.signer.repository import JobRepository
-from services.api.app import create_app
+from services.app import create_app
 from shared.db import engine as db_engine
 from shared.db.signer_models import Job
 from shared.free_text import MAX_REASON_CHARS

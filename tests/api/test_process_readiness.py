@@ -8,8 +8,8 @@ import httpx
 import pytest
 from sqlalchemy import update
 
-from services.api.app import create_app
-from services.api.process_probes import needed_processes
+from services.app import create_app
+from services.readiness.processes import needed_processes
 from shared.db.models import Instance, utcnow
 from shared.instances import registered_instance
 from shared.settings import Settings

@@ -9,11 +9,12 @@ import httpx
 from temporalio.client import Client
 
 from activities.signer.health_reporter import ProfileHealthReporter
-from services.api.app import create_app
+from services.app import create_app
 from shared.db.engine import create_engine, session_factory
 from shared.db.signer_models import InputFolderState, SigningProfile
 from shared.readiness import Probe
 from shared.settings import Settings
+from shared.temporal import TemporalHandle
 from tests.api.conftest import API_KEY, make_context
 
 AUTH = {"X-API-Key": API_KEY}
@@ -87,7 +88,7 @@ async def test_temporal_down_fails_readiness(settings, temporal_env):
     async def unreachable():
         return await Client.connect("127.0.0.1:1")
 
-    context.connect_temporal = unreachable
+    context.temporal = TemporalHandle(unreachable)
     async with _client(context) as api:
         response = await api.get("/api/ready/details", headers=AUTH)
     assert response.status_code == 503

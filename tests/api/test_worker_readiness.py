@@ -11,7 +11,7 @@ import httpx
 import pytest
 from temporalio import activity
 
-from services.api.app import create_app
+from services.app import create_app
 from services.status import print_status
 from services.worker.main import make_worker
 from shared.contracts.signer import task_queues

@@ -39,9 +39,9 @@ def _forbid(rule: str, why: str, found: Import) -> Violation:
 
 
 def services_use_domain_faces(graph: Graph) -> list[Violation]:
-    """(a) A service reaches a domain only through `activities.<d>.operator[.*]` or
-    `activities.<d>.worker` (the worker process only through the latter), and never imports
-    `workflows`."""
+    """(a) A service reaches a domain only through its face, the `activities.<d>.operator`
+    package itself (never a module inside it), or its contracts; the worker process only
+    through `activities.<d>.worker`; and no service imports `workflows`."""
     found = []
     for i in _ours(graph):
         if not _under(i.source, "services") or _under(i.source, "services.simulators"):
@@ -51,13 +51,15 @@ def services_use_domain_faces(graph: Graph) -> list[Violation]:
         elif _under(i.target, "activities"):
             domain = _domain(graph, i.target)
             if _under(i.source, "services.worker"):
-                faces = ("worker",)
+                allowed = domain is not None and _under(i.target, f"activities.{domain}.worker")
                 why = "the worker imports a domain only as activities.<d>.worker"
             else:
-                faces = ("operator", "worker")
-                why = "services import a domain only as activities.<d>.operator / .worker"
-            if domain is None or not any(_under(i.target, f"activities.{domain}.{face}")
-                                         for face in faces):
+                allowed = domain is not None and (
+                    i.target == f"activities.{domain}.operator"
+                    or _under(i.target, f"activities.{domain}.contracts"))
+                why = ("services import a domain only as its face, activities.<d>.operator, "
+                       "or its contracts")
+            if not allowed:
                 found.append(_forbid("a", why, i))
     return found
 
@@ -97,6 +99,27 @@ def domains_never_import_services(graph: Graph) -> list[Violation]:
     return [_forbid("f", "domain code never imports a door", i) for i in _ours(graph)
             if (_under(i.source, "activities") or _under(i.source, "workflows"))
             and _under(i.target, "services")]
+
+
+# The doors: each takes requests from outside and calls the domains' faces. What two doors
+# share (the app's context, problem documents, readiness) sits outside all of them.
+DOORS = ("services.api", "services.dashboard", "services.grpc_server", "services.watcher",
+         "services.webhook_gateway")
+
+
+def door_of(name: str) -> str | None:
+    """The door package `name` belongs to, if any."""
+    return next((door for door in DOORS if _under(name, door)), None)
+
+
+def doors_stay_apart(graph: Graph) -> list[Violation]:
+    """(g) A door never imports another door."""
+    found = []
+    for i in _ours(graph):
+        mine, theirs = door_of(i.source), door_of(i.target)
+        if mine is not None and theirs is not None and mine != theirs:
+            found.append(_forbid("g", f"door {mine} reaches into door {theirs}", i))
+    return found
 
 
 def no_cycles(graph: Graph) -> list[Violation]:
@@ -191,7 +214,7 @@ def _describe(cycle: list[str], edges: dict[str, dict[str, Import]]) -> str:
 
 RULES: list[Callable[[Graph], list[Violation]]] = [
     services_use_domain_faces, shared_is_domain_free, simulators_import_only_contracts,
-    no_cycles, domains_stay_apart, domains_never_import_services,
+    no_cycles, domains_stay_apart, domains_never_import_services, doors_stay_apart,
 ]
 
 

@@ -12,6 +12,7 @@ from tests.architecture.rules import (
     check,
     domains_never_import_services,
     domains_stay_apart,
+    doors_stay_apart,
     no_cycles,
     services_use_domain_faces,
     shared_is_domain_free,
@@ -41,9 +42,11 @@ SHAPED = {
     "services/__init__.py": "",
     "services/api/__init__.py": "",
     "services/api/jobs.py": (
-        "from activities.signer.operator import jobs\n"
-        "from activities.signer.operator.jobs import list_jobs\n"),
+        "from activities.signer.operator import SignerOperations\n"
+        "from activities.signer import operator\n"),
     "services/worker/__init__.py": "",
+    "services/dashboard/__init__.py": "",
+    "services/webhook_gateway/__init__.py": "",
     "services/worker/domains.py": (
         "async def signer(deps):\n    from activities.signer.worker import build\n"),
     "services/simulators/__init__.py": "",
@@ -78,6 +81,8 @@ def test_a_tree_in_the_shape_passes_every_rule(tmp_path):
     ("services/worker/main.py", "from workflows.signer.job import Job\n"),
     ("services/api/board.py", "import importlib\nimportlib.import_module('workflows.signer')\n"),
     ("services/worker/gate.py", "from activities.signer.operator.metrics import GAUGE\n"),
+    ("services/api/board.py", "from activities.signer.operator.jobs import list_jobs\n"),
+    ("services/dashboard/jobs.py", "from activities.signer.operator import jobs\n"),
 ])
 def test_a_service_reaching_past_a_domain_face_fails(tmp_path, source, text):
     graph = read_graph(_tree(tmp_path, {**SHAPED, source: text}))
@@ -184,3 +189,16 @@ def test_relative_imports_resolve_from_modules_and_packages(tmp_path):
             ("activities.signer.operator", "activities.signer.pipeline"),
             ("activities.signer.operator.upload", "activities.signer.operator.jobs"),
             ("activities.signer.operator.upload", "activities.signer.worker")} <= targets
+
+
+@pytest.mark.parametrize(("source", "text", "broken"), [
+    ("services/dashboard/jobs.py", "from services.api.jobs import list_jobs\n", True),
+    ("services/webhook_gateway/app.py", "def f():\n    from services.api import jobs\n", True),
+    ("services/api/app.py", "from services.dashboard import install\n", True),
+    ("services/app.py", "from services.api import jobs\nfrom services.dashboard import x\n",
+     False),
+    ("services/api/board.py", "from services.api.jobs import list_jobs\n", False),
+])
+def test_a_door_importing_another_door_fails(tmp_path, source, text, broken):
+    found = doors_stay_apart(read_graph(_tree(tmp_path, {**SHAPED, source: text})))
+    assert [v.rule for v in found] == (["g"] if broken else [])

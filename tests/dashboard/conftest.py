@@ -10,7 +10,7 @@ import httpx
 import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
-from services.api.app import create_app
+from services.app import create_app
 from shared.settings import Settings
 from tests.api.conftest import API_KEY, make_context
 from tests.dashboard.browser import ARTIFACTS, saved_screenshots

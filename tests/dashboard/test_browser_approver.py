@@ -12,7 +12,7 @@ from playwright.async_api import Browser, Page, Request, async_playwright, expec
 from sqlmodel import select
 
 from activities.signer.crypto.samples import make_pdf
-from services.api.app import create_app
+from services.app import create_app
 from shared.db.signer_approval_models import ApprovalDecision
 from tests.api.conftest import make_context
 from tests.dashboard.browser import ARTIFACTS, chromium_path, saved_screenshots, served

@@ -11,7 +11,7 @@ from axe_playwright_python.async_playwright import Axe
 from playwright.async_api import Page, async_playwright, expect
 
 from activities.pickup.board import revert_ready
-from services.api.app import create_app
+from services.app import create_app
 from shared.db.models import utcnow
 from tests.api.conftest import API_KEY, make_context
 from tests.dashboard.browser import ARTIFACTS, chromium_path, saved_screenshots, served

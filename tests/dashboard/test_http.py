@@ -11,7 +11,7 @@ from sqlmodel import select
 
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.repository import JobRepository
-from services.api.app import create_app
+from services.app import create_app
 from services.dashboard.session import SESSION_COOKIE, SessionCodec
 from services.dashboard.web import FLASH_COOKIE
 from shared.db.models import Instance, OperationalEvent, PipelineState, utcnow

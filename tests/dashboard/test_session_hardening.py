@@ -7,7 +7,7 @@ import asyncio
 import httpx
 import pytest
 
-from services.api.app import create_app
+from services.app import create_app
 from services.dashboard.headers import CONTENT_SECURITY_POLICY
 from services.dashboard.session import SESSION_COOKIE
 from tests.api.conftest import API_KEY

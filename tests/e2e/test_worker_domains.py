@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from services.api.app import create_app
+from services.app import create_app
 from services.banner_signer import workers_row
 from shared.contracts.signer import task_queues
 from tests.api.conftest import make_context

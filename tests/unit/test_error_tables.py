@@ -12,7 +12,6 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
-from services.api.refusal import refusal
 from services.grpc_server.refusal import error_status
 from services.webhook_gateway.signature import VerdictCode
 from shared.contracts.pickup import PickupErrorCode
@@ -26,6 +25,7 @@ from shared.contracts.sisbajud_errors import (
     WebhookErrorCode,
 )
 from shared.errors import COMMON_ERRORS, ErrorCode, ErrorTable, EsteiraError, Refusal
+from shared.problem import refusal
 
 ROOT = Path(__file__).resolve().parents[2]
 # The helpers that build a refusal from a domain code, and the table each one reads.

@@ -13,7 +13,7 @@ from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryRequest
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
-from services.api.app import create_app
+from services.app import create_app
 from services.dev.temporal_server import find_temporal_cli
 from shared.contracts.sisbajud import OrderState, order_workflow_id
 from shared.payload_codec import ENCODING

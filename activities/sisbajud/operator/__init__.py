@@ -9,12 +9,14 @@ from activities.sisbajud.operator.decisions import (
     moves_money,
     resolve_decision,
 )
+from activities.sisbajud.operator.face import SisbajudOperations
 from activities.sisbajud.operator.payloads import ActionIn, ResolutionIn
 from activities.sisbajud.operator.requeue import requeue_notice, requeue_order, requeue_result
 
 __all__ = [
     "ActionIn",
     "ResolutionIn",
+    "SisbajudOperations",
     "acknowledge_alarm",
     "acknowledge_orphan",
     "list_decisions",

@@ -23,7 +23,6 @@ from activities.signer.operator import (
     wiring,
 )
 from activities.signer.operator.errors import refuse
-from services.api.context import ApiContext, ContextDep
 from services.api.routes import signer_views as views
 from services.api.routes.signer_schemas import (
     Cleared,
@@ -36,6 +35,7 @@ from services.api.routes.signer_schemas import (
     Profile,
     RescanAnswer,
 )
+from services.app_context import ApiContext, ContextDep
 from shared.contracts.signer import JobStatus, SignerErrorCode
 from shared.instances import cluster_instance_name
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from activities.signer.operator import approvals
 from activities.signer.operator.approval_preview import first_page_png
-from services.api.context import ContextDep
+from services.app_context import ContextDep
 from shared.contracts.signer_approvals import Decision
 from shared.db.models import as_utc
 from shared.db.signer_approval_models import ApprovalDecision

@@ -7,8 +7,8 @@ from datetime import datetime
 from fastapi import APIRouter
 
 from activities.signer.operator import instances
-from services.api.context import ContextDep
 from services.api.routes.signer import ActorDep
+from services.app_context import ContextDep
 from shared.db.models import as_utc
 
 router = APIRouter(prefix="/api", tags=["signer"])

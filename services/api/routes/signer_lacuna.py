@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict
 
 from activities.signer.operator.lacuna_webhook import wake_waiting_jobs
-from services.api.context import ContextDep
+from services.app_context import ContextDep
 from shared.auth import keys_match
 from shared.errors import ErrorCode, EsteiraError
 

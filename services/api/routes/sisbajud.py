@@ -9,11 +9,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from activities.sisbajud.operator import views
-from services.api.context import ContextDep
 from services.api.filters import AnyCase, value_of
 from services.api.routes import sisbajud_admin
 from services.api.routes.sisbajud_decisions import router as decisions_router
 from services.api.routes.sisbajud_ops import router as ops_router
+from services.app_context import ContextDep
 from shared.contracts.sisbajud import AlarmCode, OrderState
 
 router = APIRouter()

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from services.api.context import ContextDep
+from services.app_context import ContextDep
 from services.operator_credentials import API_KEY_ACTOR, basic_operator
 
 

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Body, Depends, Request
 
 from activities.sisbajud.operator import routing_documents
 from activities.sisbajud.operator.connections import connection_report
-from services.api.context import ContextDep
 from services.api.routes.sisbajud_actor import ActorDep
+from services.app_context import ContextDep
 from shared.auth import API_KEY_HEADER, keys_match
 from shared.errors import ErrorCode, EsteiraError
 

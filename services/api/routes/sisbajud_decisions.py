@@ -9,8 +9,8 @@ from fastapi import APIRouter, Query, Response
 
 from activities.sisbajud import operator
 from activities.sisbajud.operator import ResolutionIn
-from services.api.context import ContextDep
 from services.api.routes.sisbajud_actor import ActorDep
+from services.app_context import ContextDep
 
 router = APIRouter(prefix="/api/sisbajud/human-decisions", tags=["sisbajud"])
 

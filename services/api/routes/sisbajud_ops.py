@@ -9,8 +9,8 @@ from fastapi import APIRouter
 
 from activities.sisbajud import operator
 from activities.sisbajud.operator import ActionIn
-from services.api.context import ContextDep
 from services.api.routes.sisbajud_actor import ActorDep
+from services.app_context import ContextDep
 
 router = APIRouter(prefix="/api/sisbajud", tags=["sisbajud"])
 

@@ -6,8 +6,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 
-from services.api.context import ContextDep
 from services.api.scrape_refresh import ScrapeRefresher
+from services.app_context import ContextDep
 from shared import metrics
 from shared.readiness import evaluate
 from shared.version import full_version

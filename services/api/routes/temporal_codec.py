@@ -15,11 +15,11 @@ from fastapi.responses import JSONResponse, Response
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 from temporalio.api.common.v1 import Payloads
 
-from services.api.context import ContextDep
-from services.api.refusal import refusal
+from services.app_context import ContextDep
 from shared.auth import API_KEY_HEADER, keys_match
 from shared.errors import ErrorCode, EsteiraError
 from shared.payload_codec import EncryptionCodec, PayloadDecryptError
+from shared.problem import refusal
 from shared.settings import Settings
 from shared.temporal import payload_keys
 from shared.temporal_ui import origin_of

@@ -12,8 +12,8 @@ from activities.pickup.operator import admin, queues
 from activities.pickup.operator import board as operations
 from activities.pickup.operator import events as feed
 from activities.pickup.operator.kicker import Kicker
-from services.api.context import ApiContext
 from services.api.routes.pickup import events as rest_events
+from services.app_context import ApiContext
 from services.dashboard.guard import CheckedForm, actor
 from services.dashboard.web import TEMPLATES, context, redirect, render
 from shared.contracts.pickup import ARRIVAL_TIMEOUT_REASON, READY_TIMEOUT_REASON, PickupErrorCode

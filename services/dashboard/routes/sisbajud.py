@@ -8,8 +8,8 @@ from pydantic import ValidationError
 
 from activities.sisbajud import operator
 from activities.sisbajud.operator import views
-from services.api.context import ContextDep
 from services.api.routes.sisbajud_actor import credential_actor
+from services.app_context import ContextDep
 from services.dashboard.guard import CheckedForm, actor
 from services.dashboard.web import redirect, render
 from shared.contracts.sisbajud import Effect, ReasonCode, order_workflow_id

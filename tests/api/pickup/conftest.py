@@ -8,9 +8,10 @@ from dataclasses import dataclass
 import httpx
 import pytest_asyncio
 
-from services.api.app import create_app
-from services.api.context import ApiContext
-from shared.db.engine import create_engine, session_factory
+from services.app import create_app
+from services.app_context import ApiContext
+from shared.db.engine import create_engine
+from shared.temporal import TemporalHandle
 from tests.support.pickup import API_KEY, Seed, pickup_settings
 
 
@@ -37,8 +38,8 @@ async def pickup_api(tmp_path, database_url: str, temporal_env) -> AsyncIterator
     async def client():
         return temporal_env.client
 
-    context = ApiContext(settings=settings, engine=engine, sessions=session_factory(engine),
-                         api_key=API_KEY, connect_temporal=client)
+    context = ApiContext.build(settings, engine, api_key=API_KEY,
+                         temporal=TemporalHandle(client))
     app = create_app(context)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://esteira",

@@ -9,10 +9,11 @@ import pytest_asyncio
 from pydantic import SecretStr
 from sqlmodel import update
 
-from services.api.app import create_app
-from services.api.context import ApiContext
-from shared.db.engine import create_engine, session_factory
+from services.app import create_app
+from services.app_context import ApiContext
+from shared.db.engine import create_engine
 from shared.db.pickup_models import AuditEntry, AuthorizedPerson, BoardEvent, Student
+from shared.temporal import TemporalHandle
 from tests.api.pickup.conftest import PickupApi
 from tests.support.pickup import API_KEY, Seed, pickup_settings
 
@@ -31,8 +32,8 @@ async def admin_api(tmp_path, database_url: str) -> AsyncIterator[PickupApi]:
     async def no_temporal():
         raise RuntimeError("no Temporal in these tests")
 
-    context = ApiContext(settings=settings, engine=engine, sessions=session_factory(engine),
-                         api_key=API_KEY, connect_temporal=no_temporal)
+    context = ApiContext.build(settings, engine, api_key=API_KEY,
+                         temporal=TemporalHandle(no_temporal))
     transport = httpx.ASGITransport(app=create_app(context))
     async with httpx.AsyncClient(transport=transport, base_url="http://esteira",
                                  headers={"X-API-Key": API_KEY}) as http:

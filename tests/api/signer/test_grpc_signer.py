@@ -24,6 +24,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.repository import JobRepository
 from services.bootstrap import bootstrap
+from services.composition import compose
 from services.grpc_server.gen.esteira.signer.v1 import signer_pb2 as pb
 from services.grpc_server.gen.esteira.signer.v1 import signer_pb2_grpc
 from services.grpc_server.main import build_server
@@ -32,6 +33,7 @@ from shared.db.models import OperationalEvent
 from shared.db.signer_models import Job
 from shared.free_text import MAX_REASON_CHARS
 from shared.settings import Settings
+from shared.temporal import TemporalHandle
 
 API_KEY = "test-api-key-0123456789"
 KEY = [("x-api-key", API_KEY)]
@@ -75,7 +77,7 @@ async def signer(settings: Settings, temporal_env) -> AsyncIterator[Signer]:
     async def temporal():
         return temporal_env.client
 
-    built = build_server(settings, sessions, temporal, API_KEY)
+    built = build_server(settings, compose(settings, sessions, TemporalHandle(temporal)), API_KEY)
     port = built.server.add_insecure_port("127.0.0.1:0")
     await built.start()
     try:

@@ -9,7 +9,7 @@ import pytest
 
 import activities.signer.health as profile_checks
 from activities.signer.profiles import parse_profiles
-from services.api.app import create_app
+from services.app import create_app
 from services.banner_signer import signer_rows_and_panel
 from shared.settings import ConfigurationError, Settings
 from tests.api.conftest import API_KEY, make_context

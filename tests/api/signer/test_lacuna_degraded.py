@@ -13,7 +13,7 @@ from activities.signer.lacuna.client import LacunaClient
 from activities.signer.lacuna.discovery import SignerFolderScanner
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree
-from services.api.app import create_app
+from services.app import create_app
 from services.banner_signer import signer_rows_and_panel
 from services.simulators.lacuna import LacunaSimSettings
 from services.simulators.lacuna import create_app as sim_app

@@ -7,7 +7,7 @@ from unittest import mock
 import httpx
 import pytest
 
-from services.api.app import create_app
+from services.app import create_app
 from shared.db.signer_models import SigningProfile
 from tests.api.conftest import API_KEY, make_context
 from tests.dashboard.conftest import sign_in

@@ -9,7 +9,7 @@ import httpx
 
 from activities.signer.crypto.policy_catalogue import catalogue_policy
 from activities.signer.health_reporter import ProfileHealthReporter
-from services.api.app import create_app
+from services.app import create_app
 from services.banner_signer import signer_rows_and_panel
 from shared.contracts.signer import SignatureFormat
 from tests.api.conftest import API_KEY, make_context

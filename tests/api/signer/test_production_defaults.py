@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from services.api.app import create_app
+from services.app import create_app
 from services.banner_signer import signer_rows_and_panel
 from shared.settings import Settings
 from tests.api.conftest import API_KEY, make_context

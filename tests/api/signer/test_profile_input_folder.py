@@ -6,7 +6,7 @@ import logging
 
 import httpx
 
-from services.api.app import create_app
+from services.app import create_app
 from services.banner_signer import signer_rows_and_panel
 from shared.db.signer_models import SigningProfile
 from tests.api.conftest import API_KEY, make_context

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from services.watcher.folder import FolderWatcher
-from services.watcher.state import FolderStatus
+from shared.contracts.signer import FolderStatus
 from shared.settings import InputFolderSettings
 
 

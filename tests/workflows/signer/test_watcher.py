@@ -14,7 +14,8 @@ from activities.signer.enqueue import Enqueuer, EnqueueResult, Outcome
 from activities.signer.repository import JobRepository
 from services.watcher.folder import ENQUEUE_BATCH, FolderWatcher
 from services.watcher.main import _hand_back_diverged
-from services.watcher.state import FolderStateStore, FolderStatus
+from services.watcher.state import FolderStateStore
+from shared.contracts.signer import FolderStatus
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent
 from shared.db.signer_models import InputFolderState, Job, SigningProfile

@@ -12,7 +12,6 @@ from activities.pickup.operator import board as operations
 from activities.pickup.operator import day as school_day
 from activities.pickup.operator import ledger as outbound
 from activities.pickup.operator import scope as school_scope
-from services.api.context import ContextDep
 from services.api.routes.pickup.answers import (
     AuditList,
     Board,
@@ -21,6 +20,7 @@ from services.api.routes.pickup.answers import (
 )
 from services.api.routes.pickup.deps import Actor, Kick, Pickup, SchoolScope, Sessions
 from services.api.routes.pickup.schemas import MonitorTarget, Versioned
+from services.app_context import ContextDep
 from shared.contracts.pickup import LedgerStatus
 from shared.db.models import as_utc, utcnow
 

@@ -11,7 +11,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from activities.pickup.operator.access import guardian_for_header
 from activities.pickup.operator.kicker import Kicker
 from activities.pickup.operator.scope import check_path
-from services.api.context import ContextDep
+from services.app_context import ContextDep
 from shared.settings import PickupSettings
 
 

@@ -9,11 +9,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from activities.pickup.operator import roster
-from services.api.refusal import refusal
 from services.api.routes.pickup.deps import Actor, Kick, Pickup, Sessions
 from shared.contracts.pickup import PickupErrorCode
 from shared.contracts.pickup_errors import pickup_error
 from shared.errors import ErrorCode, EsteiraError
+from shared.problem import refusal
 
 router = APIRouter()
 

@@ -12,7 +12,7 @@ from temporalio.client import WorkflowFailureError
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.crypto.verify import verify_pades
 from activities.signer.operator.commands import cancel_job
-from services.api.app import create_app
+from services.app import create_app
 from shared.contracts.signer import JobStatus, job_workflow_id
 from tests.api.conftest import make_context
 from tests.support.pickup import serve
