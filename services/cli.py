@@ -80,10 +80,15 @@ def _watcher(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _decrypt(settings: Settings, args: argparse.Namespace) -> int:
-    from activities.signer.operator.decrypt import DecryptFailed, decrypt_file, load_encryption_key
+    from activities.signer.operator import DecryptFailed
+    from services.composition import compose
+    from shared.db.engine import create_engine, session_factory
+    from shared.temporal import TemporalHandle
 
-    key = load_encryption_key(settings)
-    if key is None:
+    # Nothing connects: decrypting reads one file and writes another.
+    outputs = compose(settings, session_factory(create_engine(settings.sqlalchemy_url)),
+                      TemporalHandle.for_settings(settings)).signer.outputs
+    if not outputs.encryption_configured:
         print("No ESTEIRA_SIGNING__ENCRYPTION_PASSPHRASE is configured.", file=sys.stderr)
         return EXIT_CONFIG
     source = Path(args.file)
@@ -93,7 +98,7 @@ def _decrypt(settings: Settings, args: argparse.Namespace) -> int:
         print(f"Refusing to overwrite {target}; pass -o with a new name.", file=sys.stderr)
         return 1
     try:
-        decrypt_file(key, source, target)
+        outputs.decrypt(source, target)
     except (DecryptFailed, OSError) as exc:
         print(f"Could not decrypt {source}: {exc}", file=sys.stderr)
         return 1

@@ -18,6 +18,7 @@ from services import sisbajud_cli, systemd_notify
 from services.banner import host_mode, ready_rows, render
 from services.banner_signer import signer_rows_and_panel
 from services.bootstrap import bootstrap
+from services.composition import compose
 from services.dev.lacuna_sim import lacuna_dev_env
 from services.dev.live_view import ConsoleRouter, live_console
 from services.dev.supervisor import ChildSpec, Supervisor
@@ -26,12 +27,11 @@ from services.process import retry_until, stop_event
 from shared.auth import ensure_generated_api_key
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import utcnow
-from shared.db.pipeline import read_pipeline_state
 from shared.logs.files import DailyFileHandler, DailySizeRotatingFile
 from shared.logs.masking import SecretMasker, secret_values
 from shared.metrics import MULTIPROC_ENV, mark_process_dead, prepare_multiprocess_dir
 from shared.settings import Settings
-from shared.temporal import connect, payload_keys
+from shared.temporal import TemporalHandle, connect, payload_keys
 
 READY_TIMEOUT_SECONDS = 90.0
 # A worker drains in-flight activities for up to 30 s (services/worker/main.py).
@@ -313,10 +313,10 @@ async def _banner(settings: Settings, generated: bool, warnings: list[str], *,
                   key_file_generated: bool = False) -> str:
     engine = create_engine(settings.sqlalchemy_url)
     try:
-        sessions = session_factory(engine)
-        async with sessions() as session:
-            state = await read_pipeline_state(session)
-        signer_rows, profiles_panel = await signer_rows_and_panel(settings, sessions)
+        signer = compose(settings, session_factory(engine),
+                         TemporalHandle.for_settings(settings)).signer
+        state = await signer.pipeline.state()
+        signer_rows, profiles_panel = await signer_rows_and_panel(signer)
     finally:
         await engine.dispose()
     pipeline = f"paused ({state.reason})" if state.paused else "running"

@@ -32,7 +32,8 @@ async def test_a_module_outside_the_allow_list_is_refused_with_its_code(settings
                                  json=_token_profile(str(uploaded)))
         listed = await api.post("/api/profiles", headers=AUTH,
                                 json=_token_profile(allowed, "hsm"))
-        profiles = {p["name"] for p in (await api.get("/api/profiles", headers=AUTH)).json()}
+        profiles = {p["name"]
+                    for p in (await api.get("/api/profiles", headers=AUTH)).json()["items"]}
     assert refused.status_code == 422
     assert refused.json()["code"] == "profile.pkcs11-module-not-allowed"
     assert "ESTEIRA_SIGNING__PKCS11_MODULES" in refused.json()["message"]

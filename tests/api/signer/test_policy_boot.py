@@ -28,8 +28,8 @@ async def _boot(context) -> tuple[dict, str, dict]:
         profiles = await api.get("/api/profiles", headers=AUTH)
     assert ready.status_code == 200, "a degraded profile never fails readiness"
     check = next(c for c in ready.json()["checks"] if c["name"] == "signing-profile:default")
-    rows, panel = await signer_rows_and_panel(context.settings, context.sessions)
-    [default] = [p for p in profiles.json() if p["name"] == "default"]
+    rows, panel = await signer_rows_and_panel(context.faces.signer)
+    [default] = [p for p in profiles.json()["items"] if p["name"] == "default"]
     return check, render_rows(rows) + "\n" + panel, default
 
 

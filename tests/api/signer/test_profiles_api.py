@@ -20,7 +20,7 @@ def settings(settings):
 
 
 async def _events(api, type_):
-    return (await api.get("/api/events", params={"type": type_}, headers=AUTH)).json()
+    return (await api.get("/api/events", params={"type": type_}, headers=AUTH)).json()["items"]
 
 
 async def test_creating_a_profile_with_a_free_folder_is_audited_by_folder_name(api):
@@ -75,7 +75,7 @@ async def test_two_saves_picking_the_same_folder_leave_one_owner(api):
     assert sorted(a.status_code for a in answers) == [200, 409]
     loser = next(a for a in answers if a.status_code == 409).json()
     assert loser["code"] == "profile.folder-taken"
-    owners = [p["name"] for p in (await api.get("/api/profiles", headers=AUTH)).json()
+    owners = [p["name"] for p in (await api.get("/api/profiles", headers=AUTH)).json()["items"]
               if p["inputFolder"] == "remessas"]
     assert len(owners) == 1 and owners[0] in loser["message"]
 
