@@ -55,6 +55,32 @@ log = logging.getLogger("esteira.sisbajud")
 DIRECT_SEND_SECONDS = 10.0
 
 
+async def fetch_order(mensageria: MensageriaClient, order_id: str) -> FetchOrderResult:
+    """The seed's fetch table: 200 run, 404/410 withdrawn, retry transient (a retryable
+    `mensageria.unavailable`), park the rest; the activity's and the gateway's."""
+    try:
+        response = await mensageria.fetch_order(order_id)
+    except httpx.HTTPError as exc:
+        raise fail(SisbajudErrorCode.MENSAGERIA_UNAVAILABLE,
+                   f"order fetch failed: {type(exc).__name__}: {exc}") from exc
+    status = response.status_code
+    if status == 200:
+        try:
+            order = order_from_wire(response.json())
+        except (InvalidOrder, ValueError) as exc:
+            return FetchOrderResult(status=FetchStatus.PARKED, http_status=200, detail=str(exc))
+        if order.order_id != order_id:
+            return FetchOrderResult(status=FetchStatus.PARKED, http_status=200,
+                                    detail=f"got order {order.order_id} instead")
+        return FetchOrderResult(status=FetchStatus.FOUND, http_status=200, order=order)
+    if status in (404, 410):
+        return FetchOrderResult(status=FetchStatus.WITHDRAWN, http_status=status)
+    if UpstreamError(status).retryable:
+        raise fail(SisbajudErrorCode.MENSAGERIA_UNAVAILABLE, f"order fetch answered {status}")
+    return FetchOrderResult(status=FetchStatus.PARKED, http_status=status,
+                            detail=f"order fetch answered {status} {error_code(response)}")
+
+
 class OrderActivities:
     """Activities around one order's lifecycle; dependencies come in through `__init__`."""
 
@@ -69,28 +95,8 @@ class OrderActivities:
     @activity.defn(name=FETCH_ORDER_ACTIVITY)
     @heartbeats
     async def fetch_order(self, request: FetchOrderInput) -> FetchOrderResult:
-        """The seed's fetch table: 200 run, 404/410 withdrawn, retry transient, park the rest."""
-        try:
-            response = await self._mensageria.fetch_order(request.order_id)
-        except httpx.HTTPError as exc:
-            raise fail(SisbajudErrorCode.MENSAGERIA_UNAVAILABLE,
-                       f"order fetch failed: {type(exc).__name__}: {exc}") from exc
-        status = response.status_code
-        if status == 200:
-            try:
-                order = order_from_wire(response.json())
-            except (InvalidOrder, ValueError) as exc:
-                return FetchOrderResult(status=FetchStatus.PARKED, http_status=200, detail=str(exc))
-            if order.order_id != request.order_id:
-                return FetchOrderResult(status=FetchStatus.PARKED, http_status=200,
-                                        detail=f"got order {order.order_id} instead")
-            return FetchOrderResult(status=FetchStatus.FOUND, http_status=200, order=order)
-        if status in (404, 410):
-            return FetchOrderResult(status=FetchStatus.WITHDRAWN, http_status=status)
-        if UpstreamError(status).retryable:
-            raise fail(SisbajudErrorCode.MENSAGERIA_UNAVAILABLE, f"order fetch answered {status}")
-        return FetchOrderResult(status=FetchStatus.PARKED, http_status=status,
-                                detail=f"order fetch answered {status} {error_code(response)}")
+        """The order from the Mensageria, classified by the seed's fetch table."""
+        return await fetch_order(self._mensageria, request.order_id)
 
     @activity.defn(name=BEGIN_REVISION_ACTIVITY)
     async def begin_revision(self, request: BeginRevisionInput) -> BeginRevisionResult:

@@ -25,7 +25,6 @@ from activities.signer.operator.metrics import (
     PROFILE_DEGRADED,
     refresh_queue_depth,
 )
-from activities.sisbajud.operator.gauges import refresh_gauges as refresh_sisbajud
 from services.app_context import ApiContext
 from services.readiness.signer import NO_PROFILE, SignerProbes
 from services.readiness.workers import live_pollers
@@ -87,7 +86,7 @@ class ScrapeRefresher:
             for check in verdict.checks})
 
     async def _sisbajud(self) -> None:
-        await refresh_sisbajud(self.context.sessions, self._publish)
+        await self.context.faces.sisbajud.gauges.refresh(self._publish)
 
     async def _pickup(self) -> None:
         await publish_backlogs(self.context.sessions)

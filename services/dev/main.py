@@ -13,11 +13,11 @@ from pathlib import Path
 
 import httpx
 
-from activities.sisbajud.operator.connections import connection_rows
 from services import sisbajud_cli, systemd_notify
 from services.banner import host_mode, ready_rows, render
 from services.banner_signer import signer_rows_and_panel
 from services.bootstrap import bootstrap
+from services.composition import compose
 from services.dev.lacuna_sim import lacuna_dev_env
 from services.dev.live_view import ConsoleRouter, live_console
 from services.dev.supervisor import ChildSpec, Supervisor
@@ -31,7 +31,7 @@ from shared.logs.files import DailyFileHandler, DailySizeRotatingFile
 from shared.logs.masking import SecretMasker, secret_values
 from shared.metrics import MULTIPROC_ENV, mark_process_dead, prepare_multiprocess_dir
 from shared.settings import Settings
-from shared.temporal import connect, payload_keys
+from shared.temporal import TemporalHandle, connect, payload_keys
 
 READY_TIMEOUT_SECONDS = 90.0
 # A worker drains in-flight activities for up to 30 s (services/worker/main.py).
@@ -314,9 +314,12 @@ async def _banner(settings: Settings, generated: bool, warnings: list[str], *,
     engine = create_engine(settings.sqlalchemy_url)
     try:
         sessions = session_factory(engine)
+        # The banner's faces: nothing here needs Temporal, so the handle never connects.
+        faces = compose(settings, sessions, TemporalHandle.for_settings(settings))
         async with sessions() as session:
             state = await read_pipeline_state(session)
         signer_rows, profiles_panel = await signer_rows_and_panel(settings, sessions)
+        connection_rows = await faces.sisbajud.connections.rows()
     finally:
         await engine.dispose()
     pipeline = f"paused ({state.reason})" if state.paused else "running"
@@ -330,6 +333,6 @@ async def _banner(settings: Settings, generated: bool, warnings: list[str], *,
                              ("payload codec", _codec_note(
                                  settings, payload_keys(settings, generate=False),
                                  generated=key_file_generated)),
-                             *await connection_rows(settings)])
+                             *connection_rows])
     notes = "".join(f"\nWARN {warning}" for warning in warnings)
     return render("Service ready", rows) + "\n" + profiles_panel + notes

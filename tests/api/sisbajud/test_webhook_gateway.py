@@ -10,6 +10,7 @@ import httpx
 import pytest
 from sqlmodel import select
 
+from activities.sisbajud.operator import SisbajudOperations
 from services.simulators.hub.notice import build_notice, encode
 from services.simulators.hub.sender import prepare_notice
 from services.webhook_gateway.app import WEBHOOK_PATH
@@ -124,8 +125,8 @@ async def test_rotation_accepts_the_previous_secret_and_any_matching_entry(gatew
     assert sorted(n.secret_index for n in notices) == [0, 1]
 
 
-async def test_a_retired_secret_is_refused(sessions, orders):
-    async with gateway_client(sessions, orders, secrets=[SECRET]) as gateway:
+async def test_a_retired_secret_is_refused(face):
+    async with gateway_client(face, secrets=[SECRET]) as gateway:
         response = await _post(gateway, secret=OLD_SECRET)
     assert response.status_code == 401
 
@@ -164,7 +165,7 @@ async def test_signed_but_unusable_body_is_200_parked_with_an_alarm(gateway, ses
     assert len((await _stored(sessions))[1]) == len(UNUSABLE)
 
 
-async def test_store_down_is_503_with_retry_after(settings, tmp_path, backend, orders):
+async def test_store_down_is_503_with_retry_after(settings, tmp_path, backend, face):
     if backend == "sqlite":
         url = f"sqlite+aiosqlite:///{tmp_path}"  # a directory: the file can't be opened
     else:
@@ -172,7 +173,8 @@ async def test_store_down_is_503_with_retry_after(settings, tmp_path, backend, o
             settings.sqlalchemy_url.split("@")[1].split("/")[0], "127.0.0.1:1") + "/nowhere"
     engine = create_engine(url)
     try:
-        async with gateway_client(session_factory(engine), orders) as gateway:
+        down = SisbajudOperations(face.settings, session_factory(engine), face.temporal)
+        async with gateway_client(down) as gateway:
             response = await _post(gateway)
     finally:
         await engine.dispose()

@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from activities.sisbajud.connections import check_connections, summary
-from activities.sisbajud.operator.connections import connection_rows
+from activities.sisbajud.operator import SisbajudOperations
 from services.simulators.mensageria import create_app as mensageria_app
 from services.simulators.midaz import create_app as midaz_app
 from services.simulators.oauth import OAuthClient
@@ -137,7 +137,9 @@ async def test_the_banner_shows_one_line_per_endpoint_over_real_http():
     with serve(midaz) as midaz_url, serve(mensageria_app(tokens=(), clients=CLIENTS)) as msg:
         settings = _settings(base_url=midaz_url, crm_embedded_version="v2")
         settings.sisbajud.mensageria_url = msg
-        rows = dict(await connection_rows(settings))
+        # The banner's check reads neither the store nor Temporal.
+        face = SisbajudOperations(settings, None, None)  # type: ignore[arg-type]
+        rows = dict(await face.connections.rows())
     assert rows["sisbajud B token"] == f"ok {midaz_url}/v1/login/oauth/access_token"
     assert rows["sisbajud B subject"].startswith("ok ")
     assert rows["sisbajud B crm"].startswith(

@@ -9,12 +9,12 @@ import pytest
 
 from activities.sisbajud.gauges import uncertain_writes
 from activities.sisbajud.metrics import UNCERTAIN_WRITES
-from activities.sisbajud.operator.decisions import list_decisions, resolve_decision
-from activities.sisbajud.operator.payloads import ResolutionIn
+from activities.sisbajud.operator import Proposed, ResolutionIn, Resolved, SisbajudOperations
 from shared.contracts.sisbajud import OrderState, block_account_alias
 from shared.db.models import OperationalEvent
 from shared.db.sisbajud_models import SisbajudHumanDecision, SisbajudOrder, SisbajudWrite
 from shared.errors import EsteiraError
+from shared.temporal import TemporalHandle
 from tests.support.sisbajud import new_order_id, stored
 from tests.support.sisbajud_states import finals
 
@@ -30,14 +30,19 @@ async def _write_without_proof(world, recovery_s: float) -> None:
         "recovery_s": recovery_s})).raise_for_status()
 
 
-async def _two_people(world, client, decision_id: int, **decided) -> dict:
-    async def temporal():
-        return client
+def _face(world, client) -> SisbajudOperations:
+    return SisbajudOperations(world.settings, world.sessions, TemporalHandle.of(client),
+                              http=world.http)
 
+
+async def _two_people(world, client, decision_id: int, **decided) -> Resolved:
+    face = _face(world, client)
     body = ResolutionIn(reason="the bank statement shows the block", **decided)
-    proposed = await resolve_decision(world.sessions, temporal, decision_id, body, ANA)
-    assert proposed["status"] == "proposed"
-    return await resolve_decision(world.sessions, temporal, decision_id, body, RUI)
+    proposed = await face.decisions.resolve(decision_id, body, ANA)
+    assert isinstance(proposed, Proposed)
+    done = await face.decisions.resolve(decision_id, body, RUI)
+    assert isinstance(done, Resolved)
+    return done
 
 
 async def _indeterminate_gauge(world, client) -> float:
@@ -67,7 +72,7 @@ async def test_a_release_after_the_resolution_returns_the_held_money(make_world,
         done = await _two_people(world, client, decision.id, effect="FULL",
                                  reasonCode="BLOCKED_TOTAL", executedAmount=Decimal(30),
                                  transactionId=tx["id"])
-        assert done["resolvedBy"] == f"{RUI}, confirming {ANA}"
+        assert done.resolved_by == f"{RUI}, confirming {ANA}"
         await handle.result()
         (write,) = await stored(world, SisbajudWrite, order_id=parent)
         assert (write.state, write.applied_amount, write.transaction_id) == (
@@ -140,8 +145,9 @@ async def test_a_later_proof_is_shown_on_the_decision_and_the_people_still_decid
         assert row.state == "HUMAN_DECISION"
         (write,) = await stored(world, SisbajudWrite, order_id=order_id)
         assert write.state == "INDETERMINATE"  # its effect is the people's to settle
-        (shown,) = (await list_decisions(world.sessions, True, 10))["items"]
-        assert shown["ledgerProof"]["transactionId"] == tx["id"] and shown["proofFoundAt"]
+        (shown,) = (await _face(world, client).decisions.list(True, 10)).items
+        assert shown.ledger_proof is not None and shown.proof_found_at
+        assert shown.ledger_proof["transactionId"] == tx["id"]
         events = [e for e in await stored(world, OperationalEvent,
                                           type="HumanDecisionProofFound")
                   if e.properties.get("order_id") == order_id]
