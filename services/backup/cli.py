@@ -69,8 +69,8 @@ def output_path(requested: str | None) -> Path:
         return Path(name)
     path = Path(requested)
     if requested.endswith("/") or path.is_dir():
-        path.mkdir(parents=True, exist_ok=True)
-        return path / name
+        path /= name
+    path.parent.mkdir(parents=True, exist_ok=True)
     return path
 
 
