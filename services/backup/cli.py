@@ -14,6 +14,7 @@ from typing import IO
 
 from services.backup.archive import CorruptArchiveError, Entry, Manifest
 from services.backup.create import BackupError, write_backup
+from services.backup.layout import layout_of
 from services.backup.restore import RestoreRefusedError, restore
 from shared.settings import Settings
 
@@ -27,9 +28,12 @@ def _backup(settings: Settings, args: argparse.Namespace) -> int:
             where = "standard output"
         else:
             target = output_path(args.output)
+            if layout_of(settings).walks(target.resolve()):
+                raise BackupError(f"{target} is inside what a backup archives; write the "
+                                  "archive outside the data directory and the storage tree")
+            target.parent.mkdir(parents=True, exist_ok=True)
             with _private_output(target) as out:
-                manifest = write_backup(settings, out, compress=target.name.endswith(".gz"),
-                                        exclude=frozenset({target.resolve()}))
+                manifest = write_backup(settings, out, compress=target.name.endswith(".gz"))
             where = str(target)
     except (BackupError, OSError) as exc:
         print(f"esteira backup: {exc}", file=sys.stderr)
@@ -68,10 +72,7 @@ def output_path(requested: str | None) -> Path:
     if requested is None:
         return Path(name)
     path = Path(requested)
-    if requested.endswith("/") or path.is_dir():
-        path /= name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
+    return path / name if requested.endswith("/") or path.is_dir() else path
 
 
 def backup_report(manifest: Manifest, where: str) -> str:

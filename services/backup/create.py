@@ -39,8 +39,7 @@ class BackupError(RuntimeError):
     """The backup could not be completed; nothing usable was written."""
 
 
-def write_backup(settings: Settings, out: IO[bytes], *, compress: bool,
-                 exclude: frozenset[Path] = frozenset()) -> Manifest:
+def write_backup(settings: Settings, out: IO[bytes], *, compress: bool) -> Manifest:
     """Write the whole backup of this host to `out` and return its manifest."""
     layout = layout_of(settings)
     manifest = Manifest(created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -53,7 +52,7 @@ def write_backup(settings: Settings, out: IO[bytes], *, compress: bool,
             archived |= _add_file(writer, f"{PAYLOAD_KEYS}/{layout.payload_key_file.name}",
                                   layout.payload_key_file)
         for prefix, root in layout.roots():
-            for path in _walk(layout, root, exclude | archived):
+            for path in _walk(layout, root, archived):
                 archived |= _add_file(writer, f"{prefix}/{path.relative_to(root).as_posix()}",
                                       path)
         _profile_files(settings, layout, writer, archived, manifest.not_included)
@@ -99,7 +98,7 @@ def _online_backup(source: Path, target: Path) -> None:
         raise BackupError(f"{source} fails SQLite's quick_check ({verdict}): not archived")
 
 
-def _walk(layout: Layout, root: Path, exclude: frozenset[Path] | set[Path]) -> Iterator[Path]:
+def _walk(layout: Layout, root: Path, exclude: set[Path]) -> Iterator[Path]:
     """Regular files under `root`, in name order, without the parts walked elsewhere."""
     other_roots = {path for _, path in layout.roots()} - {root}
     for folder, dirs, files in os.walk(root):

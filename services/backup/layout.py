@@ -69,6 +69,10 @@ class Layout:
                 *((f"{INPUTS}/{name}", path) for name, path in self.inputs),
                 (DATA, self.data_dir)]
 
+    def walks(self, path: Path) -> bool:
+        """Whether a backup's walk would reach `path` (an archive there would hold itself)."""
+        return any(_within(path, root) for _, root in self.roots())
+
     def skipped(self, path: Path) -> bool:
         """Paths the data walk leaves out: stores, other roots, runtime state, logs."""
         if path in self.sqlite_files() or path == self.payload_key_file:

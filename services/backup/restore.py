@@ -13,12 +13,13 @@ from typing import IO
 
 from services.backup.archive import Entry, Manifest, extract_verified
 from services.backup.layout import Layout, UnknownMemberError, is_private, layout_of
-from services.dev.lock import DataDirBusyError, lock_data_dir
+from services.dev.lock import LOCK_FILE, DataDirBusyError, lock_data_dir
 from shared.private_files import SQLITE_SIDE_FILES
 from shared.settings import Settings
 
 PROC = Path("/proc")
 PRIVATE_MODE = 0o600
+STAGING_PREFIX = "restore-"
 
 
 class RestoreRefusedError(RuntimeError):
@@ -39,7 +40,8 @@ def restore(settings: Settings, source: IO[bytes], *, force: bool = False) -> Re
     The archive is unpacked and checked in full before a single file is put in place.
     """
     layout = layout_of(settings)
-    layout.data_dir.parent.mkdir(parents=True, exist_ok=True)
+    run_dir = layout.data_dir / LOCK_FILE.parent
+    _make_parents(run_dir, _owner_for(run_dir), private=False)
     try:
         lock = lock_data_dir(layout.data_dir, holder="esteira restore")
     except DataDirBusyError as busy:
@@ -47,10 +49,14 @@ def restore(settings: Settings, source: IO[bytes], *, force: bool = False) -> Re
             f"Esteira is running on {layout.data_dir} ({busy.holder}): stop it first "
             "(systemctl stop esteira, or Ctrl+C on `esteira dev`)") from None
     try:
+        if (owner := _owner_for(run_dir)) is not None:
+            os.chown(layout.data_dir / LOCK_FILE, *owner)
         if users := open_by_others(layout):
             raise RestoreRefusedError(f"{users[0]}: stop every Esteira process on this data "
                                       "directory first")
-        staging = Path(tempfile.mkdtemp(prefix=".esteira-restore-", dir=layout.data_dir.parent))
+        # Inside the data directory (its run/ is never archived): on the targets' filesystem,
+        # and writable where the rest of the host is not (a read-only container image).
+        staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=run_dir))
         try:
             manifest = extract_verified(source, staging)
             moves = _plan(layout, manifest, force=force)

@@ -206,3 +206,13 @@ def test_a_postgresql_store_is_named_with_the_pg_dump_pointer(tmp_path, capsys, 
     assert any("operational store, PostgreSQL" in line and "pg_dump" in line
                for line in lines[start:])
     assert "store/esteira.db" not in report and "temporal/temporal.db" in report
+
+
+@pytest.mark.parametrize("inside", ["data/backups/", "data/storage/b.tar.gz"])
+def test_an_archive_inside_what_it_archives_is_refused(tmp_path, capsys, monkeypatch, inside):
+    settings = make_host(tmp_path)
+    monkeypatch.setenv("ESTEIRA_DATA_DIR", str(settings.data_dir))
+    assert main(["backup", "-o", str(tmp_path / inside)]) == 1
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("esteira backup: ") and "outside the data directory" in error
+    assert not (settings.data_dir / "backups").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -65,6 +66,18 @@ def test_a_wiped_host_gets_every_file_back_with_its_mode(backed_up):
                                                                                 "mail/")))
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root restores files for another user")
+def test_run_as_root_the_files_belong_to_the_owner_of_the_folder_above(backed_up, tmp_path):
+    settings, archive, _ = backed_up
+    service_user = (65534, 65534)  # nobody: the service's account on a real host
+    os.chown(settings.data_dir.parent, *service_user)
+    restore_from(settings, archive)
+    made = [settings.data_dir, *settings.data_dir.rglob("*")]
+    assert len(made) > len(KEPT)
+    for path in made:
+        assert (path.stat().st_uid, path.stat().st_gid) == service_user, path
+
+
 def test_keys_and_stores_are_owner_only_whatever_mode_the_archive_recorded(backed_up,
                                                                           tmp_path):
     settings, archive, _ = backed_up
@@ -114,7 +127,7 @@ def test_a_damaged_archive_is_refused_before_anything_is_written(backed_up, tmp_
     with pytest.raises(CorruptArchiveError, match=message.replace(".", r"\.")):
         restore_from(settings, damaged)
     assert _nothing_restored(settings)
-    assert not list(tmp_path.glob(".esteira-restore-*")), "the staging folder is removed"
+    assert not list((settings.data_dir / "run").glob("restore-*")), "no staging left behind"
 
 
 @pytest.mark.parametrize("cut", [0.5, 0.99])
