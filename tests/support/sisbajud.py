@@ -51,9 +51,9 @@ DOCUMENT = "12345678900"
 def sisbajud_settings(settings: Settings, task_queue: str, **overrides: Any) -> Settings:
     """`settings` with an institution on the Midaz simulator and short waits."""
     sis = SisbajudSettings(
-        institutions=[InstitutionSettings(id=INSTITUTION, base_url=MIDAZ, token="midaz-token",
+        institutions=[InstitutionSettings(id=INSTITUTION, base_url=MIDAZ,
                                           organization_id=ORG, ledger_id=LEDGER)],
-        mensageria_url=MENSAGERIA, mensageria_token="m2m-token", task_queue=task_queue,
+        mensageria_url=MENSAGERIA, task_queue=task_queue,
         fetch_retry_initial_seconds=0.1, fetch_retry_max_seconds=0.5,
         write_heartbeat_timeout_seconds=3, parent_poll_seconds=0.5,
         outbox_retry_initial_seconds=0.01, outbox_retry_max_seconds=0.05, **overrides)
