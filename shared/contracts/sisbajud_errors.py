@@ -26,7 +26,6 @@ class WebhookErrorCode(StrEnum):
 
     NOTICE_TOO_LARGE = "notice.too-large"
     SIGNATURE_MISSING_HEADER = "signature.missing-header"
-    SIGNATURE_MALFORMED_TIMESTAMP = "signature.malformed-timestamp"
     SIGNATURE_NO_MATCH = "signature.no-match"
 
 
@@ -51,7 +50,6 @@ SISBAJUD_ERRORS = ErrorTable({
     SisbajudApiErrorCode.OPERATOR_INVALID: Refusal.UNAUTHENTICATED,
     WebhookErrorCode.NOTICE_TOO_LARGE: Refusal.TOO_LARGE,
     WebhookErrorCode.SIGNATURE_MISSING_HEADER: Refusal.UNAUTHENTICATED,
-    WebhookErrorCode.SIGNATURE_MALFORMED_TIMESTAMP: Refusal.UNAUTHENTICATED,
     WebhookErrorCode.SIGNATURE_NO_MATCH: Refusal.UNAUTHENTICATED,
     # The gateway's answer when the order can't be fetched: the Hub redelivers.
     SisbajudErrorCode.MENSAGERIA_UNAVAILABLE: Refusal.UNAVAILABLE,
