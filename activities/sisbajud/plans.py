@@ -11,6 +11,7 @@ from temporalio import activity
 
 from activities.sisbajud.clients import (
     LedgerActivities,
+    ReadRefused,
     UnknownInstitution,
     UpstreamError,
 )
@@ -49,11 +50,14 @@ def _resolve(effect: Effect, reason: ReasonCode, **fields) -> Plan:
 
 @contextlib.contextmanager
 def upstream_errors() -> Iterator[None]:
-    """Map ledger read failures to retryable (transient) or final activity errors."""
+    """Map ledger failures to retryable (transient) or final activity errors; a refused read
+    is its own final error (the order's workflow raises an alarm and asks a person)."""
     try:
         yield
     except UnknownInstitution as exc:
         raise fail(SisbajudErrorCode.INSTITUTION_UNCONFIGURED, f"institution {exc}") from exc
+    except ReadRefused as exc:
+        raise fail(SisbajudErrorCode.MIDAZ_READ_REFUSED, f"Midaz refused a read: {exc}") from exc
     except UpstreamError as exc:
         code = (SisbajudErrorCode.MIDAZ_UNAVAILABLE if exc.retryable
                 else SisbajudErrorCode.MIDAZ_REFUSED)

@@ -35,6 +35,8 @@ class SisbajudErrorCode(StrEnum):
     MENSAGERIA_UNAVAILABLE = "mensageria.unavailable"
     MIDAZ_UNAVAILABLE = "midaz.unavailable"
     MIDAZ_REFUSED = "midaz.refused"
+    # A read answered 403, 404 or another final 4xx: an alarm and a person, never a retry.
+    MIDAZ_READ_REFUSED = "midaz.read-refused"
     INSTITUTION_UNCONFIGURED = "institution.unconfigured"
     TEMPORAL_UNAVAILABLE = ErrorCode.TEMPORAL_UNAVAILABLE.value
 

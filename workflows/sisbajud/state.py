@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
         ResolveDecisionInput,
         ResolveDecisionResult,
         RunOrderInput,
+        decision_deadline,
     )
     from workflows.sisbajud.carry import Carry, Wait, WaitKind
 
@@ -71,6 +72,4 @@ class OrderRun:
 
     def decide_at(self, order: Order) -> datetime | None:
         """When an order still without an answer goes to a person: deadline minus margin."""
-        if order.deadline is None:
-            return None
-        return order.deadline - timedelta(seconds=self.options.deadline_margin_seconds)
+        return decision_deadline(order.deadline, self.options.deadline_margin_seconds)

@@ -21,7 +21,7 @@ from shared.contracts.sisbajud import (
 )
 from shared.contracts.sisbajud_errors import SisbajudApiErrorCode, sisbajud_error
 from shared.contracts.sisbajud_names import RESOLVE_UPDATE
-from shared.db.models import utcnow
+from shared.db.models import as_utc, utcnow
 from shared.db.sisbajud_models import SisbajudHumanDecision
 from shared.errors import ErrorCode, EsteiraError
 from shared.events import record_event
@@ -43,7 +43,8 @@ def _decision(row: SisbajudHumanDecision) -> dict[str, Any]:
             "proposedAt": row.proposed_at.isoformat() if row.proposed_at else None,
             "proposalReason": row.proposal_reason, "proposal": row.proposal,
             "proofFoundAt": row.proof_found_at.isoformat() if row.proof_found_at else None,
-            "ledgerProof": row.ledger_proof}
+            "ledgerProof": row.ledger_proof,
+            "decideBy": as_utc(row.decide_by).isoformat() if row.decide_by else None}
 
 
 async def list_decisions(sessions: Sessions, open: bool | None, limit: int) -> dict[str, Any]:
