@@ -263,7 +263,7 @@ async def _resolve_write(session: AsyncSession, request: SettleInput) -> None:
     res = request.resolution
     assert res is not None
     await resolve_write(session, request.order_id, request.revision, res.effect,
-                        res.executed_amount, res.transaction_id, res.actor)
+                        res.executed_amount, res.transaction_id, res.actor, res.moved_legs)
 
 
 def _value(member) -> str | None:

@@ -158,6 +158,8 @@ class AlarmCode(StrEnum):
     # monitoring), or is running but no longer beats.
     LEDGER_MONITOR_LOST = "ledger.monitor-lost"
     LEDGER_MONITOR_STUCK = "ledger.monitor-stuck"
+    # A person's resolution of held money names a transaction the ledger does not show.
+    LEDGER_RESOLUTION_UNPROVEN = "ledger.resolution-unproven"
     RESULT_REJECTED = "result.rejected"
 
 
@@ -317,6 +319,15 @@ class ResultPayload(_Frozen):
     block_account_alias: str | None = None
 
 
+class Leg(_Frozen):
+    """One account side of a write (a source of a block, a destination of a release)."""
+
+    account_alias: str
+    amount: Decimal
+    account_id: str | None = None
+    salary: bool = False
+
+
 class ResolveDecisionInput(_Frozen):
     """A person's answer to an open human decision: the final result and who gave it why."""
 
@@ -327,6 +338,9 @@ class ResolveDecisionInput(_Frozen):
     transaction_id: str | None = None
     actor: str
     reason: str
+    # What `transaction_id` moved, as the ledger shows it: filled in by the order's workflow
+    # (callers leave it out); what a later release returns along.
+    moved_legs: list[Leg] | None = None
 
 
 class ResolveDecisionResult(_Frozen):

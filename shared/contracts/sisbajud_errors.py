@@ -19,6 +19,9 @@ class SisbajudApiErrorCode(StrEnum):
     ALREADY_ACKNOWLEDGED = "sisbajud.already-acknowledged"
     ACTOR_NOT_CREDENTIAL = "sisbajud.actor-not-credential"
     OPERATOR_INVALID = "sisbajud.operator-invalid"
+    # A resolution of held money whose transaction the ledger does not show, or shows moving
+    # another amount: the decision stays open.
+    TRANSACTION_UNPROVEN = "sisbajud.transaction-unproven"
 
 
 class WebhookErrorCode(StrEnum):
@@ -50,6 +53,7 @@ SISBAJUD_ERRORS = ErrorTable({
     SisbajudApiErrorCode.ALREADY_ACKNOWLEDGED: Refusal.CONFLICT,
     SisbajudApiErrorCode.ACTOR_NOT_CREDENTIAL: Refusal.INVALID,
     SisbajudApiErrorCode.OPERATOR_INVALID: Refusal.UNAUTHENTICATED,
+    SisbajudApiErrorCode.TRANSACTION_UNPROVEN: Refusal.CONFLICT,
     WebhookErrorCode.NOTICE_TOO_LARGE: Refusal.TOO_LARGE,
     WebhookErrorCode.SIGNATURE_MISSING_HEADER: Refusal.UNAUTHENTICATED,
     WebhookErrorCode.SIGNATURE_NO_MATCH: Refusal.UNAUTHENTICATED,

@@ -35,6 +35,8 @@ class OrderRun:
     open_decision: int | None = None
     resolutions: dict[int, ResolveDecisionInput] = field(default_factory=dict)
     resolved: dict[int, ResolveDecisionResult] = field(default_factory=dict)
+    # Revisions whose resolution is being checked against the ledger (a second one waits).
+    resolving: set[int] = field(default_factory=set)
     nudged: bool = False
     # History length when this run started, and whether its history predates continue-as-new.
     run_start_events: int = 0
