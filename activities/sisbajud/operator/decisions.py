@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel import col, select
 from temporalio.client import WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.sisbajud.operator.payloads import ResolutionIn
@@ -21,7 +22,7 @@ from shared.contracts.sisbajud import (
 )
 from shared.contracts.sisbajud_errors import SisbajudApiErrorCode, sisbajud_error
 from shared.contracts.sisbajud_names import RESOLVE_UPDATE
-from shared.db.models import utcnow
+from shared.db.models import as_utc, utcnow
 from shared.db.sisbajud_models import SisbajudHumanDecision
 from shared.errors import ErrorCode, EsteiraError
 from shared.events import record_event
@@ -43,7 +44,8 @@ def _decision(row: SisbajudHumanDecision) -> dict[str, Any]:
             "proposedAt": row.proposed_at.isoformat() if row.proposed_at else None,
             "proposalReason": row.proposal_reason, "proposal": row.proposal,
             "proofFoundAt": row.proof_found_at.isoformat() if row.proof_found_at else None,
-            "ledgerProof": row.ledger_proof}
+            "ledgerProof": row.ledger_proof,
+            "decideBy": as_utc(row.decide_by).isoformat() if row.decide_by else None}
 
 
 async def list_decisions(sessions: Sessions, open: bool | None, limit: int) -> dict[str, Any]:
@@ -121,6 +123,27 @@ def _confirming(row: SisbajudHumanDecision, body: ResolutionIn, actor: str) -> s
     return f"{actor}, confirming {row.proposed_by}"
 
 
+async def _drop_proposal(sessions: Sessions, row: SisbajudHumanDecision, why: str) -> str:
+    """The ledger does not bear the proposal out: it is dropped (else nobody could confirm
+    anything else), with an event; the people propose again."""
+    if row.proposed_by is None:
+        return ""
+    async with sessions() as session:
+        dropped = await session.exec(update(SisbajudHumanDecision).where(  # type: ignore[call-overload]
+            SisbajudHumanDecision.id == row.id,
+            SisbajudHumanDecision.proposed_by == row.proposed_by,
+            col(SisbajudHumanDecision.resolved_at).is_(None),
+        ).values(proposed_by=None, proposed_at=None, proposal_reason=None, proposal=None))
+        if dropped.rowcount:
+            await record_event(session, domain=DOMAIN, type="HumanDecisionProposalDropped",
+                               message=f"Order {row.order_id} r{row.revision}: the proposal "
+                                       f"by {row.proposed_by} is dropped: {why}",
+                               order_id=row.order_id, revision=row.revision,
+                               decision_id=row.id, proposed_by=row.proposed_by, reason=why)
+        await session.commit()
+    return f"; the proposal by {row.proposed_by} is dropped, propose again"
+
+
 async def resolve_decision(sessions: Sessions, temporal: TemporalProvider, decision_id: int,
                            body: ResolutionIn, actor: str) -> dict[str, Any]:
     """End the order's wait with this final result; it goes out through the outbox once.
@@ -154,6 +177,13 @@ async def resolve_decision(sessions: Sessions, temporal: TemporalProvider, decis
         done = await handle.execute_update(RESOLVE_UPDATE, resolution,
                                            result_type=ResolveDecisionResult)
     except WorkflowUpdateFailedError as exc:
+        cause = exc.cause
+        if (isinstance(cause, ApplicationError)
+                and cause.type == SisbajudApiErrorCode.TRANSACTION_UNPROVEN):
+            dropped = await _drop_proposal(sessions, row, cause.message)
+            raise sisbajud_error(SisbajudApiErrorCode.TRANSACTION_UNPROVEN,
+                                 f"Decision {decision_id} stays open: {cause.message}{dropped}"
+                                 ) from exc
         raise sisbajud_error(DECISION_NOT_OPEN, f"Order {row.order_id} r{row.revision} does "
                              f"not wait for this decision: {exc.cause}") from exc
     except RPCError as exc:
