@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from services import sisbajud_cli
+from services.backup import cli as backup_cli
 from shared.auth import MissingApiKeyError
 from shared.logs import configure_logging
 from shared.settings import ConfigurationError, Settings, load_settings
@@ -128,6 +129,7 @@ COMMANDS: dict[str, tuple[str, Callable[[Settings, argparse.Namespace], int]]] =
     "decrypt": ("decrypt a BSENC v1 artifact (.enc) with this deployment's key", _decrypt),
     "payload-key": ("print a new Temporal payload key entry (`id:base64`) for "
                     "ESTEIRA_PAYLOAD_CODEC__KEYS", _payload_key),
+    **backup_cli.COMMANDS,
     **sisbajud_cli.COMMANDS,
 }
 
@@ -145,6 +147,7 @@ def parser() -> argparse.ArgumentParser:
         if name == "worker":
             sub.add_argument("--domains", default="all",
                              help="comma-separated domains to run, or `all` (default)")
+        backup_cli.add_arguments(name, sub)
         sisbajud_cli.add_arguments(name, sub)
     return root
 

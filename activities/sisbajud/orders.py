@@ -30,6 +30,7 @@ from shared.contracts.sisbajud import (
     QueueResultInput,
     SettleInput,
     SettleResult,
+    decision_deadline,
 )
 from shared.contracts.sisbajud_names import (
     BEGIN_REVISION_ACTIVITY,
@@ -38,7 +39,7 @@ from shared.contracts.sisbajud_names import (
     QUEUE_RESULT_ACTIVITY,
     SETTLE_ACTIVITY,
 )
-from shared.db.models import utcnow
+from shared.db.models import as_utc, utcnow
 from shared.db.sisbajud_models import (
     SisbajudHumanDecision,
     SisbajudOrder,
@@ -194,10 +195,13 @@ class OrderActivities:
                                   f"{request.detail or request.state.value}",
                                   order_id=request.order_id, revision=request.revision)
             if request.human_reason is not None:
+                deadline = as_utc(row.deadline) if row.deadline is not None else None
                 await insert_ignore(session, SisbajudHumanDecision, {
                     "order_id": request.order_id, "revision": request.revision,
                     "reason": request.human_reason.value, "detail": request.detail or None,
                     "disposition": _value(request.human_disposition),
+                    "decide_by": decision_deadline(
+                        deadline, self._settings.sisbajud.response_deadline_margin_seconds),
                     "created_at": utcnow()}, ["order_id", "revision", "reason"])
             if request.close_decisions:
                 await _close_decisions(session, request)
@@ -265,7 +269,7 @@ async def _resolve_write(session: AsyncSession, request: SettleInput) -> None:
     res = request.resolution
     assert res is not None
     await resolve_write(session, request.order_id, request.revision, res.effect,
-                        res.executed_amount, res.transaction_id, res.actor)
+                        res.executed_amount, res.transaction_id, res.actor, res.moved_legs)
 
 
 def _value(member) -> str | None:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import logging
-import os
 import socket
 import sys
 import time
 from pathlib import Path
+from typing import TextIO
 
 import httpx
 
@@ -20,6 +19,7 @@ from services.bootstrap import bootstrap
 from services.composition import compose
 from services.dev.lacuna_sim import lacuna_dev_env
 from services.dev.live_view import ConsoleRouter, live_console
+from services.dev.lock import DataDirBusyError, lock_data_dir
 from services.dev.supervisor import ChildSpec, Supervisor
 from services.dev.temporal_server import LOOPBACK, PRIVATE_UMASK, dev_server_args
 from services.process import retry_until, stop_event
@@ -194,25 +194,15 @@ def _check_api_key_source(settings: Settings) -> None:
             "`esteira dev` generates a key only in Development.")
 
 
-def _lock_data_dir(data_dir: Path):
-    """Refuse a second `esteira dev` on the same data directory."""
-    lock_path = data_dir / "run" / "esteira-dev.lock"
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    handle = lock_path.open("a+")
+def _lock_data_dir(data_dir: Path) -> TextIO:
+    """Refuse a second `esteira dev` (or a restore in progress) on the same data directory."""
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        owner = handle.read().strip() or "another process"
+        return lock_data_dir(data_dir, holder="esteira dev")
+    except DataDirBusyError as busy:
         raise DevStartupError(
-            f"Another `esteira dev` ({owner}) is running on {data_dir}; stop it first or "
-            "set ESTEIRA_DATA_DIR to another folder."
+            f"Another `esteira dev` or an `esteira restore` ({busy.holder}) is using {data_dir}; "
+            "stop it first or set ESTEIRA_DATA_DIR to another folder."
         ) from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"pid {os.getpid()}")
-    handle.flush()
-    return handle
 
 
 def _check_ports_free(settings: Settings, *, embedded: bool = True) -> None:

@@ -29,6 +29,8 @@ from shared.problem import refusal
 WEBHOOK_PATH = "/webhooks/sisbajud"
 # The Hub retries a 503; a hint keeps it from hammering a store that is down.
 RETRY_AFTER_SECONDS = "5"
+# How much of an odd webhook-timestamp a log line shows (a header may be kilobytes long).
+SHOWN_TIMESTAMP = 64
 log = logging.getLogger("esteira.webhook")
 
 
@@ -78,7 +80,12 @@ async def _handle(request: Request, deps: GatewayDeps) -> Response:
                     extra=props(WebhookId=verdict.message_id, Verdict=verdict.code))
         return refusal(sisbajud_error(WebhookErrorCode(verdict.code),
                                       "No signature on the delivery is valid."))
-    if verdict.skewed:
+    if verdict.skewed and verdict.timestamp is None:
+        log.warning("Delivery %s has webhook-timestamp %r, no Unix time: out of "
+                    "EXECUTOR_HUB_WEBHOOK_MAX_SKEW_SEC; accepted", verdict.message_id,
+                    (verdict.raw_timestamp or "")[:SHOWN_TIMESTAMP],
+                    extra=props(WebhookId=verdict.message_id))
+    elif verdict.skewed:
         log.warning("Delivery %s is %ss off the clock, beyond EXECUTOR_HUB_WEBHOOK_MAX_SKEW_SEC; "
                     "accepted", verdict.message_id, verdict.skew_s,
                     extra=props(WebhookId=verdict.message_id, SkewSeconds=verdict.skew_s))

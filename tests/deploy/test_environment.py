@@ -79,6 +79,8 @@ OPTIONAL = {
     "ESTEIRA_NOTIFICATIONS__SMTP_PASSWORD": "approval e-mails through a relay that wants AUTH",
     "ESTEIRA_NOTIFICATIONS__SMTP_CA_FILE": "the system's trust store otherwise",
     "ESTEIRA_PICKUP__NOTIFICATION_WEBHOOK_SECRET": "only where guardians are notified",
+    "ESTEIRA_PICKUP__GUARDIAN_PAGE_URL": "the guardian page's links; derived from "
+                                         "ESTEIRA_NOTIFICATIONS__PUBLIC_URL or the API port",
     "ESTEIRA_READINESS__PROCESSES": "derived from the worker domains",
 }
 

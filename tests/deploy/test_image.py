@@ -44,22 +44,19 @@ def signing_pki(directory: Path) -> list[dict]:
 
 
 def sisbajud_settings(unreachable: str) -> dict[str, str]:
-    """The executor's required settings, as production has them (its systems aren't called).
-
-    Both credential shapes: a static token (what docker-compose.yml requires) and OAuth
-    clients (what the worker checks); the settings ignore the shape they don't read."""
+    """The executor's required settings, as production has them (its systems aren't called):
+    OAuth clients, as docker-compose.yml requires and the worker checks."""
     def secret() -> str:
         return secrets.token_urlsafe(16)
 
     return {
         "ESTEIRA_SISBAJUD__MENSAGERIA_URL": unreachable,
-        "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN": secret(),
         "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_ID": "esteira",
         "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_SECRET": secret(),
         "ESTEIRA_SISBAJUD__HUB_WEBHOOK_SECRETS": json.dumps(
             ["whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()]),
         "ESTEIRA_SISBAJUD__INSTITUTIONS": json.dumps([{
-            "id": "BANK", "base_url": unreachable, "token": secret(), "client_id": "esteira",
+            "id": "BANK", "base_url": unreachable, "client_id": "esteira",
             "client_secret": secret(), "organization_id": str(uuid.uuid4()),
             "ledger_id": str(uuid.uuid4())}]),
     }

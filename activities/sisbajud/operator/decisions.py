@@ -9,6 +9,7 @@ from typing import Any, Literal
 from sqlalchemy import update
 from sqlmodel import col, select
 from temporalio.client import WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.sisbajud.operator.payloads import ResolutionIn
@@ -23,7 +24,7 @@ from shared.contracts.sisbajud import (
 from shared.contracts.sisbajud_errors import SisbajudApiErrorCode, sisbajud_error
 from shared.contracts.sisbajud_names import RESOLVE_UPDATE
 from shared.db.engine import Sessions
-from shared.db.models import utcnow
+from shared.db.models import as_utc, utcnow
 from shared.db.sisbajud_models import SisbajudHumanDecision
 from shared.errors import ErrorCode, EsteiraError
 from shared.events import record_event
@@ -60,6 +61,8 @@ class Decision:
     proposal: dict[str, Any] | None
     proof_found_at: datetime | None
     ledger_proof: dict[str, Any] | None
+    # The order's deadline less the margin: the person's decision is due by then.
+    decide_by: datetime | None
 
     @classmethod
     def of(cls, row: SisbajudHumanDecision) -> Decision:
@@ -72,7 +75,8 @@ class Decision:
                    resolution_reason=row.resolution_reason, resolution=row.resolution,
                    proposed_by=row.proposed_by, proposed_at=row.proposed_at,
                    proposal_reason=row.proposal_reason, proposal=row.proposal,
-                   proof_found_at=row.proof_found_at, ledger_proof=row.ledger_proof)
+                   proof_found_at=row.proof_found_at, ledger_proof=row.ledger_proof,
+                   decide_by=as_utc(row.decide_by) if row.decide_by else None)
 
 
 @dataclass(frozen=True)
@@ -220,6 +224,13 @@ class Decisions:
             return await handle.execute_update(RESOLVE_UPDATE, resolution,
                                                result_type=ResolveDecisionResult)
         except WorkflowUpdateFailedError as exc:
+            cause = exc.cause
+            if (isinstance(cause, ApplicationError)
+                    and cause.type == SisbajudApiErrorCode.TRANSACTION_UNPROVEN):
+                dropped = await self._drop_proposal(row, cause.message)
+                raise sisbajud_error(SisbajudApiErrorCode.TRANSACTION_UNPROVEN,
+                                     f"Decision {row.id} stays open: {cause.message}{dropped}"
+                                     ) from exc
             raise sisbajud_error(DECISION_NOT_OPEN, f"Order {row.order_id} r{row.revision} "
                                  f"does not wait for this decision: {exc.cause}") from exc
         except RPCError as exc:
@@ -228,3 +239,23 @@ class Decisions:
                                      "waits for a decision.") from exc
             raise EsteiraError(ErrorCode.TEMPORAL_UNAVAILABLE,
                                "Temporal is unavailable.") from exc
+
+    async def _drop_proposal(self, row: SisbajudHumanDecision, why: str) -> str:
+        """The ledger does not bear the proposal out: it is dropped (else nobody could confirm
+        anything else), with an event; the people propose again."""
+        if row.proposed_by is None:
+            return ""
+        async with self._sessions() as session:
+            dropped = await session.exec(update(SisbajudHumanDecision).where(  # type: ignore[call-overload]
+                SisbajudHumanDecision.id == row.id,
+                SisbajudHumanDecision.proposed_by == row.proposed_by,
+                col(SisbajudHumanDecision.resolved_at).is_(None),
+            ).values(proposed_by=None, proposed_at=None, proposal_reason=None, proposal=None))
+            if dropped.rowcount:
+                await record_event(session, domain=DOMAIN, type="HumanDecisionProposalDropped",
+                                   message=f"Order {row.order_id} r{row.revision}: the "
+                                           f"proposal by {row.proposed_by} is dropped: {why}",
+                                   order_id=row.order_id, revision=row.revision,
+                                   decision_id=row.id, proposed_by=row.proposed_by, reason=why)
+            await session.commit()
+        return f"; the proposal by {row.proposed_by} is dropped, propose again"

@@ -184,6 +184,8 @@ class SisbajudDecisionOut(WireModel):
     proposal: dict[str, Any] | None
     proof_found_at: datetime | None
     ledger_proof: dict[str, Any] | None
+    # The order's deadline less the margin: the person's decision is due by then.
+    decide_by: datetime | None
 
 
 class SisbajudProposedOut(WireModel):

@@ -38,8 +38,8 @@ async def http():
         seen.append(f"{request.method} {request.url.copy_with(query=None)}")
 
     client = httpx.AsyncClient(event_hooks={"request": [record]}, mounts={
-        MIDAZ: httpx.ASGITransport(midaz_app(tokens=(), clients=CLIENTS)),
-        MENSAGERIA: httpx.ASGITransport(mensageria_app(tokens=(), clients=CLIENTS))})
+        MIDAZ: httpx.ASGITransport(midaz_app(clients=CLIENTS)),
+        MENSAGERIA: httpx.ASGITransport(mensageria_app(clients=CLIENTS))})
     client.seen = seen
     yield client
     await client.aclose()
@@ -133,8 +133,8 @@ async def test_an_opaque_token_without_a_subject_fails_the_check():
 
 
 async def test_the_banner_shows_one_line_per_endpoint_over_real_http():
-    midaz = midaz_app(tokens=(), clients=CLIENTS)
-    with serve(midaz) as midaz_url, serve(mensageria_app(tokens=(), clients=CLIENTS)) as msg:
+    midaz = midaz_app(clients=CLIENTS)
+    with serve(midaz) as midaz_url, serve(mensageria_app(clients=CLIENTS)) as msg:
         settings = _settings(base_url=midaz_url, crm_embedded_version="v2")
         settings.sisbajud.mensageria_url = msg
         # The banner's check reads neither the store nor Temporal.

@@ -45,7 +45,7 @@ async def test_the_crm_route_follows_the_institution(mode, version, url):
 
 
 async def test_the_gateway_answers_unavailable_when_the_mensageria_refuses_our_client():
-    app = mensageria_app(tokens=(), clients={"exec": OAuthClient("right", "exec")})
+    app = mensageria_app(clients={"exec": OAuthClient("right", "exec")})
     wrong = Settings(sisbajud=SisbajudSettings(
         mensageria_url="http://mensageria.test", mensageria_client_id="exec",
         mensageria_client_secret="wrong"))
