@@ -179,7 +179,7 @@ class LtvPki:
         command = shutil.which("certomancer", path=str(Path(sys.executable).parent))
         assert command, "certomancer is a dev dependency (pip install -e .[dev])"
         self.process = subprocess.Popen(
-            [command, "--config", str(self.config_path), "animate", "--port", str(self.port),
+            [command, "--config", str(self.config_path), "animate", "--aiohttp", "--port", str(self.port),
              "--no-web-ui"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ})
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
