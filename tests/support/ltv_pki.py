@@ -31,6 +31,8 @@ PFX_PASSWORD = "ltv-secret"
 SIGNER_DAYS = 30
 KEYS = ("root", "signer", "tsa", "tsa2", "ocsp")
 START_TIMEOUT_SECONDS = 30.0
+# Port 1 on loopback: nothing listens, a connection is refused at once.
+DEAD_URL = "http://127.0.0.1:1"
 
 
 def _iso(moment: dt.datetime) -> str:
@@ -67,6 +69,12 @@ def certomancer_config(base_url: str, key_dir: Path, *, now: dt.datetime,
     if signer_revoked:
         signer_cert["revocation"] = {"revoked-since": _iso(now - dt.timedelta(hours=1)),
                                      "reason": "key_compromise"}
+    # The same signer, but its OCSP responder is a port nothing listens on: CRL fallback.
+    crl_only = {**signer_cert, "subject-key": "signer", "extensions": [
+        _key_usage("digital_signature", "non_repudiation"), _revocation_pointers()[0],
+        {"id": "authority_information_access", "value": [
+            {"access_method": "ocsp",
+             "access_location": {"uniform_resource_identifier": DEAD_URL + "/ocsp"}}]}]}
     tsa_cert = {"subject": "tsa", "issuer": "root", "validity": long,
                 "extensions": [_key_usage("digital_signature", "non_repudiation"),
                                {"id": "extended_key_usage", "critical": True,
@@ -90,6 +98,7 @@ def certomancer_config(base_url: str, key_dir: Path, *, now: dt.datetime,
                                         _key_usage("digital_signature", "key_cert_sign",
                                                    "crl_sign")]},
                 "signer": signer_cert,
+                "signer-crl": crl_only,
                 "tsa": tsa_cert,
                 "tsa2": {**tsa_cert, "subject": "tsa2", "subject-key": "tsa2"},
                 "ocsp": {"subject": "ocsp", "issuer": "root", "validity": long,
@@ -152,6 +161,10 @@ class LtvPki:
     def signer_pfx(self) -> Path:
         return self.directory / "signer.pfx"
 
+    @property
+    def crl_only_pfx(self) -> Path:
+        return self.directory / "signer-crl.pfx"
+
     def root(self) -> x509.Certificate:
         return x509.load_pem_x509_certificate(self.root_pem.read_bytes())
 
@@ -170,17 +183,18 @@ class LtvPki:
         self.config_path.write_text(yaml.safe_dump(config))
         arch = CertomancerConfig.from_file(str(self.config_path)).get_pki_arch(ARCH)
         self.root_pem.write_bytes(_pem(arch.get_cert(CertLabel("root")).dump()))
-        self.signer_pfx.write_bytes(arch.package_pkcs12(
-            CertLabel("signer"), certs_to_embed=[CertLabel("root")],
-            password=PFX_PASSWORD.encode()))
+        for label, target in (("signer", self.signer_pfx), ("signer-crl", self.crl_only_pfx)):
+            target.write_bytes(arch.package_pkcs12(
+                CertLabel(label), certs_to_embed=[CertLabel("root")],
+                password=PFX_PASSWORD.encode()))
 
     def start(self) -> None:
         """Run `certomancer animate` on the port; wait until it answers."""
         command = shutil.which("certomancer", path=str(Path(sys.executable).parent))
         assert command, "certomancer is a dev dependency (pip install -e .[dev])"
         self.process = subprocess.Popen(
-            [command, "--config", str(self.config_path), "animate", "--aiohttp", "--port", str(self.port),
-             "--no-web-ui"],
+            [command, "--config", str(self.config_path), "animate", "--aiohttp",
+             "--port", str(self.port), "--no-web-ui"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ})
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while time.monotonic() < deadline:

@@ -26,7 +26,7 @@ from . import _pyhanko_speedups, revocation
 from ._input import PDF_MALFORMED
 from .errors import ErrorCode, SignerCryptoError
 from .levels import SignatureLevel
-from .pades import async_sign_pades
+from .pades import async_sign_pades, bytes_reserved_for
 from .policy import SignaturePolicy
 from .signer import LoadedSigner
 from .timestamps import FailoverTimeStamper
@@ -79,7 +79,10 @@ async def async_sign_pades_level(
     pdf: bytes, signer: LoadedSigner, options: LevelOptions, *,
     policy: SignaturePolicy | None = None, bytes_reserved: int | None = None,
 ) -> Signed:
-    """Sign `pdf` at `options.level`; B-B is exactly `async_sign_pades`."""
+    """Sign `pdf` at `options.level`; B-B is exactly `async_sign_pades`.
+
+    `bytes_reserved` defaults to the signer's reserve plus, above B-B, a timestamp token.
+    """
     level = options.level
     if not level.timestamped:
         return Signed(await async_sign_pades(pdf, signer, policy=policy,
@@ -89,9 +92,13 @@ async def async_sign_pades_level(
     chain = signer_chain(signer)
     evidence = None
     if level.long_term:
-        # Before the signature exists: a revoked certificate never signs.
+        # Before the signature exists (or a TSA is asked): a revoked certificate never signs.
         evidence = await revocation.checked(chain, _anchors(options, *chain),
                                             timeout=options.revocation_timeout)
+    if bytes_reserved is None:
+        # Hex characters: two per byte of the token the signature will carry.
+        bytes_reserved = (bytes_reserved_for(signer, policy)
+                          + 2 * await token_size(stamper, options.md_algorithm))
     signed = await async_sign_pades(pdf, signer, policy=policy, bytes_reserved=bytes_reserved,
                                     timestamper=stamper, md_algorithm=options.md_algorithm)
     detail = f"{level.value}: timestamp from {stamper.answered_by}"
