@@ -25,6 +25,7 @@ from pyhanko.sign.signers.csc_signer import (
 from ._sync import run_sync
 from .errors import ErrorCode, SignerCryptoError
 from .signer import LoadedSigner
+from .timestamps import basic_authorization
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,8 @@ async def _login(session: aiohttp.ClientSession, spec: CscSpec) -> str:
     url = f"{spec.service_url.rstrip('/')}/csc/v1/auth/login"
     try:
         async with session.post(url, json={}, raise_for_status=True,
-                                auth=aiohttp.BasicAuth(spec.username or "", spec.password or ""),
+                                headers={"Authorization": basic_authorization(
+                                    spec.username or "", spec.password or "")},
                                 timeout=aiohttp.ClientTimeout(total=spec.timeout_seconds)
                                 ) as answer:
             token = (await answer.json()).get("access_token")

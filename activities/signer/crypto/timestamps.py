@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
@@ -37,14 +38,17 @@ class TsaEndpoint:
     def stamper(self) -> HTTPTimeStamper:
         """pyHanko's HTTP client for this TSA (a session per request: nothing to pool)."""
         headers = None
-        basic = None
         if self.auth == "bearer" and self.secret:
             headers = {"Authorization": f"Bearer {self.secret}"}
         elif self.auth == "basic" and self.username is not None:
-            basic = aiohttp.BasicAuth(self.username, self.secret or "")
+            headers = {"Authorization": basic_authorization(self.username, self.secret or "")}
         # pyHanko's timeout is the whole request in seconds (aiohttp ClientTimeout.total).
-        return HTTPTimeStamper(self.url, timeout=self.timeout_seconds, auth=basic,
-                               headers=headers)
+        return HTTPTimeStamper(self.url, timeout=self.timeout_seconds, headers=headers)
+
+
+def basic_authorization(username: str, password: str) -> str:
+    """The RFC 7617 `Authorization: Basic` value (UTF-8 credentials)."""
+    return "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
 
 
 def shown_url(url: str) -> str:
