@@ -22,7 +22,7 @@ from sqlmodel import select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
-from activities.signer.engine_levels import RenewRequest, renew
+from activities.signer.engine import RenewRequest, renew
 from activities.signer.level_config import tsa_endpoints
 from shared.contracts.signer_archive import (
     ARCHIVE_DIR,

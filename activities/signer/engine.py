@@ -57,6 +57,18 @@ class SignRequest:
 
 
 @dataclass(frozen=True)
+class RenewRequest:
+    """Add a fresh document timestamp to an archived B-LTA file, into `target`."""
+
+    source: str
+    target: str
+    tsa: tuple[TsaEndpoint, ...]
+    tsa_hash_algorithm: str = "sha256"
+    trust_roots: tuple[str, ...] = ()
+    revocation_timeout: float = 10.0
+
+
+@dataclass(frozen=True)
 class VerifyRequest:
     """Verify an artifact (and, for CAdES, against its content), then optionally encrypt it."""
 
@@ -139,8 +151,11 @@ def sign(request: SignRequest) -> EngineOutcome:
         content = Path(request.staged).read_bytes()
         stamper = levels.stamper(request.tsa) if level.timestamped else None
         if request.fmt is SignatureFormat.PADES:
-            signed, detail, archive_expiry = levels.sign_pdf(request, signer, policy, level,
-                                                             content, _RESERVED)
+            signed, detail, archive_expiry = levels.sign_pdf(levels.LevelRequest(
+                level, request.tsa, request.tsa_hash_algorithm, request.trust_roots,
+                request.revocation_timeout,
+                f"{request.certificate.cache_key}:{request.policy}:{request.tsa}"),
+                signer, policy, content, _RESERVED)
         elif request.fmt is SignatureFormat.XADES:
             signed = sign_xades(content, signer, policy=policy)
         else:
@@ -157,6 +172,27 @@ def sign(request: SignRequest) -> EngineOutcome:
 
 
 _REMOTE_CODES = frozenset({CryptoCode.REMOTE_SIGNER_REFUSED, CryptoCode.REMOTE_SIGNER_UNAVAILABLE})
+
+
+def renew(request: RenewRequest) -> EngineOutcome:
+    """Write `source` plus a fresh document timestamp to `target` (archival renewal)."""
+    from activities.signer import engine_levels as levels
+    from activities.signer.crypto._sync import run_sync
+    from activities.signer.crypto.levels import SignatureLevel
+    from activities.signer.crypto.ltv import LevelOptions, async_renew_archive
+
+    options = LevelOptions(SignatureLevel.B_LTA, levels.stamper(request.tsa),
+                           levels.anchors(request.trust_roots), request.revocation_timeout,
+                           request.tsa_hash_algorithm)
+    try:
+        result = run_sync(async_renew_archive(Path(request.source).read_bytes(), options))
+    except SignerCryptoError as exc:
+        return EngineOutcome(False, str(exc.code), exc.message)
+    except OSError as exc:
+        return EngineOutcome(False, SignerErrorCode.INPUT_UNREADABLE, f"archive: {exc}")
+    write_atomically(Path(request.target), result.data)
+    expiry = result.archive_expiry.isoformat() if result.archive_expiry else None
+    return EngineOutcome(True, message=result.detail, archive_expiry=expiry)
 
 
 def verify_and_seal(request: VerifyRequest) -> EngineOutcome:

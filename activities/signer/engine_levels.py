@@ -9,36 +9,16 @@ from cryptography import x509
 from pyhanko.keys.internal import translate_pyca_cryptography_cert_to_asn1
 
 from activities.signer.crypto._sync import run_sync
-from activities.signer.crypto.errors import SignerCryptoError
 from activities.signer.crypto.levels import SignatureLevel
-from activities.signer.crypto.ltv import (
-    LevelOptions,
-    async_renew_archive,
-    async_sign_pades_level,
-    token_size,
-)
+from activities.signer.crypto.ltv import LevelOptions, async_sign_pades_level, token_size
 from activities.signer.crypto.pades import bytes_reserved_for
 from activities.signer.crypto.policy import SignaturePolicy
 from activities.signer.crypto.signer import LoadedSigner
 from activities.signer.crypto.timestamps import FailoverTimeStamper, TsaEndpoint
-from activities.signer.engine import EngineOutcome, SignRequest, write_atomically
-from shared.contracts.signer import SignerErrorCode
 
 # Per worker process: each profile's TSAs (their token size is learnt once) and trust roots.
 _STAMPERS: dict[tuple[TsaEndpoint, ...], FailoverTimeStamper] = {}
 _ANCHORS: dict[tuple[str, ...], tuple] = {}
-
-
-@dataclass(frozen=True)
-class RenewRequest:
-    """Add a fresh document timestamp to an archived B-LTA file, into `target`."""
-
-    source: str
-    target: str
-    tsa: tuple[TsaEndpoint, ...]
-    tsa_hash_algorithm: str = "sha256"
-    trust_roots: tuple[str, ...] = ()
-    revocation_timeout: float = 10.0
 
 
 def md(tsa_hash_algorithm: str, level: SignatureLevel) -> str:
@@ -48,13 +28,26 @@ def md(tsa_hash_algorithm: str, level: SignatureLevel) -> str:
     return tsa_hash_algorithm if level.timestamped else "sha256"
 
 
-def sign_pdf(request: SignRequest, signer: LoadedSigner, policy: SignaturePolicy | None,
-             level: SignatureLevel, content: bytes, reserved_cache: dict[str, int]
-             ) -> tuple[bytes, str, str | None]:
+@dataclass(frozen=True)
+class LevelRequest:
+    """What a PAdES signature above B-B needs from the engine's request."""
+
+    level: SignatureLevel
+    tsa: tuple[TsaEndpoint, ...]
+    tsa_hash_algorithm: str
+    trust_roots: tuple[str, ...]
+    revocation_timeout: float
+    # Changes whenever the profile, its policy or its TSAs do (the reserve's cache key).
+    reserve_key: str
+
+
+def sign_pdf(request: LevelRequest, signer: LoadedSigner, policy: SignaturePolicy | None,
+             content: bytes, reserved_cache: dict[str, int]) -> tuple[bytes, str, str | None]:
     """PAdES at the request's level; the signature reserve is computed once per key."""
+    level = request.level
     digest = md(request.tsa_hash_algorithm, level)
     tsa = stamper(request.tsa) if level.timestamped else None
-    key = f"{request.certificate.cache_key}:{request.policy}:{level}:{request.tsa}:{digest}"
+    key = f"{request.reserve_key}:{level}:{digest}"
     if key not in reserved_cache:
         reserved = bytes_reserved_for(signer, policy)
         if tsa is not None:
@@ -67,23 +60,6 @@ def sign_pdf(request: SignRequest, signer: LoadedSigner, policy: SignaturePolicy
                                              bytes_reserved=reserved_cache[key]))
     expiry = result.archive_expiry.isoformat() if result.archive_expiry else None
     return result.data, result.detail, expiry
-
-
-def renew(request: RenewRequest) -> EngineOutcome:
-    """Write `source` plus a fresh document timestamp to `target` (archival renewal)."""
-    options = LevelOptions(SignatureLevel.B_LTA, stamper(request.tsa),
-                           anchors(request.trust_roots), request.revocation_timeout,
-                           request.tsa_hash_algorithm)
-    try:
-        result = run_sync(async_renew_archive(Path(request.source).read_bytes(), options))
-    except SignerCryptoError as exc:
-        return EngineOutcome(False, str(exc.code), exc.message)
-    except OSError as exc:
-        return EngineOutcome(False, SignerErrorCode.INPUT_UNREADABLE, f"archive: {exc}")
-    write_atomically(Path(request.target), result.data)
-    return EngineOutcome(True, message=result.detail,
-                         archive_expiry=result.archive_expiry.isoformat()
-                         if result.archive_expiry else None)
 
 
 def stamper(endpoints: tuple[TsaEndpoint, ...]) -> FailoverTimeStamper:

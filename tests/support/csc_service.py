@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 from certomancer.registry import CertomancerConfig
-from csc_dummy.csc_dummy_server import CSCWithCertomancer
+from csc_dummy.csc_dummy_server import CSCWithCertomancer  # type: ignore[import-untyped]
 
 from tests.support.ports import free_ports
 
