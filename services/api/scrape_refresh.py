@@ -23,6 +23,7 @@ from activities.signer.operator.metrics import (
     FOLDER_STATUS,
     PIPELINE_PAUSED,
     PROFILE_DEGRADED,
+    refresh_archive_expiry,
     refresh_queue_depth,
 )
 from activities.sisbajud.operator.gauges import refresh_gauges as refresh_sisbajud
@@ -54,8 +55,8 @@ class ScrapeRefresher:
     async def refresh(self) -> None:
         """Refresh every gauge; a source that fails keeps its last values (logged)."""
         await refresh_queue_depth(self.context.sessions)
-        for source in (self._pipeline, self._folders, self._profiles, self._sisbajud,
-                       self._pickup, self._pollers):
+        for source in (self._pipeline, self._folders, self._profiles, self._archive,
+                       self._sisbajud, self._pickup, self._pollers):
             await self._quietly(source)
 
     async def _quietly(self, source: Callable[[], Awaitable[None]]) -> None:
@@ -63,6 +64,9 @@ class ScrapeRefresher:
             await source()
         except Exception as exc:  # a scrape never fails on one source
             log.warning("Metrics source %s unavailable: %s", source.__name__, exc)
+
+    async def _archive(self) -> None:
+        await refresh_archive_expiry(self.context.sessions)
 
     async def _pipeline(self) -> None:
         async with self.context.sessions() as session:
