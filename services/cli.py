@@ -13,10 +13,17 @@ from services import sisbajud_cli
 from shared.auth import MissingApiKeyError
 from shared.logs import configure_logging
 from shared.settings import ConfigurationError, Settings, load_settings
+from shared.tracing import configure_tracing
 from shared.version import short_version
 
 EXIT_CONFIG = 2
 log = logging.getLogger("esteira")
+
+
+def start_process(settings: Settings, process: str) -> None:
+    """Logging and, when an OTLP endpoint is set, traces for a long-running process."""
+    configure_logging(settings, process=process)
+    configure_tracing(settings, process=process)
 
 
 def _dev(settings: Settings, args: argparse.Namespace) -> int:
@@ -45,7 +52,7 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
     from services.worker.domains import UnknownDomainError, select
     from services.worker.main import run_worker
 
-    configure_logging(settings, process="worker")
+    start_process(settings, "worker")
     try:
         domains = select(args.domains)
     except UnknownDomainError as exc:
@@ -58,7 +65,7 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
 def _api(settings: Settings, args: argparse.Namespace) -> int:
     from services.api.main import run_api
 
-    configure_logging(settings, process="api")
+    start_process(settings, "api")
     asyncio.run(run_api(settings))
     return 0
 
@@ -66,7 +73,7 @@ def _api(settings: Settings, args: argparse.Namespace) -> int:
 def _grpc(settings: Settings, args: argparse.Namespace) -> int:
     from services.grpc_server.main import run_grpc
 
-    configure_logging(settings, process="grpc")
+    start_process(settings, "grpc")
     asyncio.run(run_grpc(settings))
     return 0
 
@@ -74,7 +81,7 @@ def _grpc(settings: Settings, args: argparse.Namespace) -> int:
 def _watcher(settings: Settings, args: argparse.Namespace) -> int:
     from services.watcher.main import run_watcher
 
-    configure_logging(settings, process="watcher")
+    start_process(settings, "watcher")
     asyncio.run(run_watcher(settings))
     return 0
 

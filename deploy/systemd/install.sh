@@ -44,7 +44,8 @@ dst.close()' "$store" "$backup"
 fi
 
 [ -x "$prefix/venv/bin/python" ] || python3 -m venv "$prefix/venv"
-"$prefix/venv/bin/pip" install --quiet --disable-pip-version-check --upgrade "$source_pkg"
+# `embedded`: Temporal's dev server for the embedded mode, and the rest `esteira dev` runs.
+"$prefix/venv/bin/pip" install --quiet --disable-pip-version-check --upgrade "$source_pkg[embedded]"
 if [ -f "$here/../../docs/deployment.md" ]; then
   install -m 0644 "$here/../../docs/deployment.md" "$prefix/share/deployment.md"
 fi

@@ -9,6 +9,7 @@ import os
 import socket
 import sys
 import time
+from importlib.util import find_spec
 from pathlib import Path
 
 import httpx
@@ -21,7 +22,14 @@ from services.bootstrap import bootstrap
 from services.dev.lacuna_sim import lacuna_dev_env
 from services.dev.live_view import ConsoleRouter, live_console
 from services.dev.supervisor import ChildSpec, Supervisor
-from services.dev.temporal_server import LOOPBACK, PRIVATE_UMASK, dev_server_args
+from services.dev.temporal_server import (
+    EMBEDDED_EXTRA_HINT,
+    LOOPBACK,
+    PRIVATE_UMASK,
+    TemporalCliNotFoundError,
+    dev_server_args,
+    find_temporal_cli,
+)
 from services.process import retry_until, stop_event
 from shared.auth import ensure_generated_api_key
 from shared.db.engine import create_engine, session_factory
@@ -50,6 +58,7 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
     data_dir = settings.data_dir.resolve()
     _check_api_key_source(settings)
     embedded = temporal_mode(settings) == "embedded"
+    _check_installed(settings, embedded=embedded)
     lock = _lock_data_dir(data_dir)
     _check_ports_free(settings, embedded=embedded)
     generated = settings.api_key is None and ensure_generated_api_key(settings.api_key_file)
@@ -66,7 +75,8 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         retained=settings.logging.retained_file_count)
     _log_to(log_file)
     supervisor = Supervisor(_sink(log_file, masker, console),
-                            on_exit=lambda pid: mark_process_dead(pid, metrics_dir))
+                            on_exit=lambda pid: mark_process_dead(pid, metrics_dir),
+                            foreign_format=logging.getLogger().handlers[0].formatter)
     child_env = {
         "ESTEIRA_CHILD": "1",
         "ESTEIRA_DATA_DIR": str(data_dir),
@@ -183,6 +193,19 @@ def _free_loopback_port() -> int:
     with socket.socket() as probe:
         probe.bind((LOOPBACK, 0))
         return probe.getsockname()[1]
+
+
+def _check_installed(settings: Settings, *, embedded: bool) -> None:
+    """What this run needs from the `embedded` extra, named before anything starts."""
+    if embedded:
+        try:
+            find_temporal_cli()
+        except TemporalCliNotFoundError as exc:
+            raise DevStartupError(str(exc)) from None
+    if settings.environment == "Development" and find_spec("aiosmtpd") is None:
+        raise DevStartupError(
+            f"The local SMTP sink of Development needs the aiosmtpd package: "
+            f"{EMBEDDED_EXTRA_HINT}.")
 
 
 def _check_api_key_source(settings: Settings) -> None:

