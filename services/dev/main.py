@@ -6,8 +6,10 @@ import asyncio
 import fcntl
 import logging
 import os
+import shutil
 import socket
 import sys
+import tempfile
 import time
 from importlib.util import find_spec
 from pathlib import Path
@@ -42,6 +44,7 @@ from shared.settings import Settings
 from shared.temporal import connect, payload_keys
 
 READY_TIMEOUT_SECONDS = 90.0
+PROBE_TIMEOUT_SECONDS = 15.0
 # A worker drains in-flight activities for up to 30 s (services/worker/main.py).
 WORKER_STOP_TIMEOUT = 40.0
 log = logging.getLogger("esteira.dev")
@@ -89,11 +92,13 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         "PYTHONUNBUFFERED": "1",
         **lacuna_dev_env(settings),
     }
+    # The UI door's Unix socket: a folder only this user can enter (paths stay short).
+    ui_dir = Path(tempfile.mkdtemp(prefix="esteira-ui-"))
     drained = asyncio.Event()  # systemd's watchdog is fed until every child has drained
     try:
         watchdog = asyncio.create_task(systemd_notify.keep_watchdog_fed(drained))
         if embedded:
-            await _start_embedded_temporal(settings, supervisor, child_env)
+            await _start_embedded_temporal(settings, supervisor, child_env, ui_dir)
         if not await _wait_for_temporal(settings, stop):
             return 0
         warnings = await bootstrap(settings)
@@ -122,6 +127,7 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         await supervisor.stop()
         drained.set()
         await watchdog
+        shutil.rmtree(ui_dir, ignore_errors=True)
         log.info("Esteira stopped; nothing left running")
         log_file.close()
         lock.close()
@@ -145,15 +151,50 @@ def temporal_mode(settings: Settings) -> str:
 
 
 async def _start_embedded_temporal(settings: Settings, supervisor: Supervisor,
-                                   env: dict[str, str]) -> None:
-    """Temporal's dev server and, without UI write actions, its read-only UI door."""
-    # Without UI write actions the UI listens on a loopback port behind a read-only door.
-    ui_upstream = None if settings.temporal_server.ui_write_actions else _free_loopback_port()
-    await supervisor.start(ChildSpec(
-        "temporal", dev_server_args(settings, ui_upstream_port=ui_upstream),
-        foreign_output=True, stop_timeout=20, umask=PRIVATE_UMASK))
-    if ui_upstream is not None:
-        await supervisor.start(_ui_door_spec(settings, ui_upstream, env))
+                                   env: dict[str, str], ui_dir: Path) -> None:
+    """Temporal's dev server and, without UI write actions, its read-only UI door.
+
+    Without write actions the UI must be reachable through the door only: the server runs
+    in a private network namespace and the door reaches the UI through a Unix socket in
+    `ui_dir` (0700). Where the kernel allows no such namespace, the UI listens on a loopback
+    port any local process can reach, and a warning says so.
+    """
+    if settings.temporal_server.ui_write_actions:
+        await supervisor.start(ChildSpec("temporal", dev_server_args(settings),
+                                         foreign_output=True, stop_timeout=20,
+                                         umask=PRIVATE_UMASK))
+        return
+    ui_port = _free_loopback_port()
+    if await _private_network_available():
+        ui_socket = ui_dir / "temporal-ui.sock"
+        command = [
+            sys.executable, "-m", "services.dev.temporal_sandbox",
+            "--frontend", f"{settings.temporal_server.bind_host}:{settings.ports.temporal}",
+            "--ui-port", str(ui_port), "--ui-socket", str(ui_socket), "--",
+            *dev_server_args(settings, ui_upstream_port=ui_port, private_network=True)]
+        upstream = f"unix:{ui_socket}"
+    else:
+        log.warning("This host allows no private network namespace (unprivileged user "
+                    "namespaces are off): the Temporal Web UI's own port %s on loopback is "
+                    "reachable by every local process, past the read-only door", ui_port)
+        command = dev_server_args(settings, ui_upstream_port=ui_port)
+        upstream = f"http://{LOOPBACK}:{ui_port}"
+    await supervisor.start(ChildSpec("temporal", command, foreign_output=True, stop_timeout=20,
+                                     umask=PRIVATE_UMASK))
+    await supervisor.start(_ui_door_spec(settings, upstream, env))
+
+
+async def _private_network_available() -> bool:
+    """Whether `temporal_sandbox` can run here (tried in a child: entering can't be undone)."""
+    probe = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "services.dev.temporal_sandbox", "--probe",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        return await asyncio.wait_for(probe.wait(), PROBE_TIMEOUT_SECONDS) == 0
+    except TimeoutError:
+        probe.kill()
+        await probe.wait()
+        return False
 
 
 def _service_specs(env: dict[str, str], *, simulators: bool) -> list[ChildSpec]:
@@ -182,11 +223,10 @@ def _service_specs(env: dict[str, str], *, simulators: bool) -> list[ChildSpec]:
     ]
 
 
-def _ui_door_spec(settings: Settings, upstream_port: int, env: dict[str, str]) -> ChildSpec:
+def _ui_door_spec(settings: Settings, upstream: str, env: dict[str, str]) -> ChildSpec:
     return ChildSpec("temporal-ui", [
         sys.executable, "-m", "services.dev.temporal_ui_proxy",
-        settings.temporal_server.bind_host, str(settings.ports.temporal_ui),
-        f"http://{LOOPBACK}:{upstream_port}"], env)
+        settings.temporal_server.bind_host, str(settings.ports.temporal_ui), upstream], env)
 
 
 def _free_loopback_port() -> int:

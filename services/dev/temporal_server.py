@@ -44,18 +44,21 @@ def find_temporal_cli() -> str:
         "set ESTEIRA_TEMPORAL_SERVER__MODE=external with TEMPORAL_ADDRESS.")
 
 
-def dev_server_args(settings: Settings, *, ui_upstream_port: int | None = None) -> list[str]:
+def dev_server_args(settings: Settings, *, ui_upstream_port: int | None = None,
+                    private_network: bool = False) -> list[str]:
     """Command line of the dev server: persistent, WAL, timers on time, UI on its port.
 
     With `ui_upstream_port` the Web UI listens there on loopback, for the read-only door
-    (`temporal_ui_proxy`) to publish it on the configured UI port.
+    (`temporal_ui_proxy`) to publish it on the configured UI port. With `private_network`
+    the server runs inside `temporal_sandbox`'s namespace: its frontend too listens on that
+    namespace's loopback, and the sandbox publishes it on the bind host.
     """
     db_file = settings.data_dir.resolve() / "temporal" / "temporal.db"
     # Every open approval and court order lives here: owner only, like the store. The
     # server creates its schema only in a file that doesn't exist yet, so a new file gets
     # its mode from the child's umask (PRIVATE_UMASK) and an old one is narrowed here.
     make_sqlite_private(db_file, create=False)
-    bind = settings.temporal_server.bind_host
+    bind = LOOPBACK if private_network else settings.temporal_server.bind_host
     ui_ip, ui_port = ((LOOPBACK, ui_upstream_port) if ui_upstream_port is not None
                       else (bind, settings.ports.temporal_ui))
     return [

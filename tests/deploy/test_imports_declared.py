@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import sys
 import tomllib
+from collections.abc import Mapping
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -52,7 +53,7 @@ def third_party_imports() -> dict[str, set[str]]:
 
 
 @cache
-def _top_level_owners() -> dict[str, list[str]]:
+def _top_level_owners() -> Mapping[str, list[str]]:
     return metadata.packages_distributions()
 
 

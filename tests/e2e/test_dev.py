@@ -125,6 +125,31 @@ async def _run_probe(run: DevRun, workflow_id: str) -> ProbeResult:
                                          execution_timeout=timedelta(seconds=60))
 
 
+def _ui_backend_is_out_of_reach(run: DevRun) -> None:
+    """The real UI's port, visible in `ps`, refuses every connection: it listens in the
+    server's private network; only the door's Unix socket (0600, 0700 folder) leads there."""
+    [command] = [argv for pid in run.descendants()
+                  if (argv := _cmdline(pid))[1:3] == ["server", "start-dev"]]
+    backend = int(command[command.index("--ui-port") + 1])
+    assert backend != run.ui
+    for request in (lambda: httpx.get(f"http://127.0.0.1:{backend}/", timeout=5),
+                    lambda: httpx.post(f"http://127.0.0.1:{backend}/api/v1/namespaces/"
+                                       "default/workflows/any/terminate", json={}, timeout=5)):
+        with pytest.raises(httpx.ConnectError):
+            request()
+    [socket_path] = [Path(arg) for pid in run.descendants() for arg in _cmdline(pid)
+                     if arg.endswith("temporal-ui.sock")][:1]
+    assert os.stat(socket_path.parent).st_mode & 0o777 == 0o700
+    assert os.stat(socket_path).st_mode & 0o777 == 0o600
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except OSError:
+        return []
+
+
 def _grpc_checks(run: DevRun) -> None:
     with grpc.insecure_channel(f"127.0.0.1:{run.grpc}") as channel:
         health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
@@ -160,6 +185,7 @@ async def test_dev_boots_serves_stops_cleanly_and_resumes(tmp_path):
                                "any/terminate", json={}, timeout=10)
         assert terminate.status_code == 403
         assert terminate.json()["code"] == "temporal-ui.read-only"
+        _ui_backend_is_out_of_reach(run)
 
         login = httpx.post(f"http://127.0.0.1:{run.turnstile}/login.fcgi", timeout=10,
                            json={"login": "admin", "password": "admin"})
