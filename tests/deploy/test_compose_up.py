@@ -257,7 +257,7 @@ def _prometheus_scrapes_every_process(stack, tmp_path: Path) -> None:
             raise AssertionError(f"{exc}: {query('up')}") from None
         finished = poll(lambda: query("sum(bulksigner_jobs_finished_total)"), timeout=30,
                         what="the finished job counted")
-        assert float(finished[0]["value"][1]) >= 1
+        assert isinstance(finished, list) and float(finished[0]["value"][1]) >= 1
         sdk = poll(lambda: {r["metric"]["component"] for r in query(
             'count by (component) ({__name__=~"temporal_.+", job="esteira"})') or []}
             >= {"worker-signer", "worker-sisbajud", "worker-pickup"} or None, timeout=30,
