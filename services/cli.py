@@ -31,7 +31,10 @@ def _dev(settings: Settings, args: argparse.Namespace) -> int:
 
     # run_dev owns the log file: it is the one writer for its own lines and its children's.
     masker = configure_logging(settings, process="dev", to_file=False)
-    print(f"Esteira v{short_version()}", file=sys.stderr, flush=True)
+    if settings.logging.format == "json":
+        log.info("Esteira v%s", short_version())
+    else:
+        print(f"Esteira v{short_version()}", file=sys.stderr, flush=True)
     try:
         return asyncio.run(run_dev(settings, masker))
     except DevStartupError as exc:

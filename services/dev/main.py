@@ -110,9 +110,9 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
             return 0
         banner = await _banner(settings, generated, warnings,
                                key_file_generated=not key_file_existed)
-        for line in banner.splitlines():
+        for line in _banner_lines(settings, banner):
             log_file.write_line(line)
-        print(banner, file=sys.stderr, flush=True)
+            print(line, file=sys.stderr, flush=True)
         # Type=notify: systemd reports "active (running)" only from here, after the banner.
         systemd_notify.ready(f"Service ready on http://{settings.host}:{settings.ports.api}")
         if not ready:
@@ -233,6 +233,14 @@ def _free_loopback_port() -> int:
     with socket.socket() as probe:
         probe.bind((LOOPBACK, 0))
         return probe.getsockname()[1]
+
+
+def _banner_lines(settings: Settings, banner: str) -> list[str]:
+    """The banner as written: its lines, or in the JSON format one object holding it all."""
+    if settings.logging.format != "json":
+        return banner.splitlines()
+    record = logging.LogRecord(log.name, logging.INFO, "", 0, banner, None, None)
+    return [logging.getLogger().handlers[0].format(record)]
 
 
 def _check_installed(settings: Settings, *, embedded: bool) -> None:

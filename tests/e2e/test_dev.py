@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -265,3 +266,30 @@ def test_production_refuses_to_start_without_an_api_key(tmp_path):
     [error] = [line for line in result.stderr.splitlines() if "ESTEIRA_API_KEY" in line]
     assert "Production" in error
     assert not (tmp_path / "data" / "api-key").exists(), "Production never generates a key"
+
+
+def test_the_json_format_holds_for_every_line_of_the_console_and_the_file(tmp_path):
+    """Our children's lines, Temporal's (wrapped), the banner, the access log: all JSON."""
+    run = DevRun(tmp_path, free_ports(4))
+    run.env.update({"ESTEIRA_LOGGING__FORMAT": "json", "ESTEIRA_LOGGING__ACCESS_LOG": "true"})
+    run.start()
+    try:
+        run.wait_ready()
+        assert httpx.get(f"http://127.0.0.1:{run.api}/api/jobs?access_token=s3cret-T0ken",
+                         headers={"X-API-Key": run.api_key()}, timeout=10).status_code == 200
+    finally:
+        assert run.stop(signal.SIGTERM) == 0
+    logs = [line for path in (tmp_path / "data" / "logs").iterdir()
+            for line in path.read_text().splitlines()]
+    for source in (run.text().splitlines(), logs):
+        assert not [line for line in source if not line.startswith("{")], "not JSON"
+        lines = [json.loads(line) for line in source]
+        assert any("Service ready" in line["message"] for line in lines)
+        processes = {line.get("Process") for line in lines}
+        assert {"dev", "api", "worker"} <= processes
+    file_lines = [json.loads(line) for line in logs]
+    assert "temporal" in {line.get("Process") for line in file_lines}, "wrapped foreign lines"
+    [access] = [line for line in file_lines if line["logger"] == "esteira.access"
+                and line["RequestPath"].startswith("/api/jobs?")]
+    assert access["RequestPath"] == "/api/jobs?access_token=***" and access["StatusCode"] == 200
+    assert "s3cret-T0ken" not in "\n".join(logs)
