@@ -50,7 +50,8 @@ class ScrapeRefresher:
         self.context = context
         self._pollers_at = float("-inf")
         self._pollers_lock = asyncio.Lock()
-        self._published: dict[str, set[tuple[str, ...]]] = {}
+        # Keyed by the gauge object itself: its name is a private attribute.
+        self._published: dict[Gauge, set[tuple[str, ...]]] = {}
 
     async def refresh(self) -> None:
         """Refresh every gauge; a source that fails keeps its last values (logged)."""
@@ -115,8 +116,7 @@ class ScrapeRefresher:
 
     def _publish(self, gauge: Gauge, values: dict[tuple[str, ...], float]) -> None:
         """Set each label set; one gone since the last scrape is dropped (0 when shared)."""
-        name = gauge._name  # type: ignore[attr-defined]
-        for gone in self._published.get(name, set()) - values.keys():
+        for gone in self._published.get(gauge, set()) - values.keys():
             if os.environ.get(MULTIPROC_ENV):
                 # A shared file keeps every series it ever held: leave it at 0, not its last.
                 gauge.labels(*gone).set(0)
@@ -124,4 +124,4 @@ class ScrapeRefresher:
                 gauge.remove(*gone)
         for labels, value in values.items():
             gauge.labels(*labels).set(value)
-        self._published[name] = set(values)
+        self._published[gauge] = set(values)
