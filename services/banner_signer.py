@@ -11,7 +11,7 @@ from temporalio.client import Client
 
 from activities.signer.operator.folders import unconfigured_folder
 from activities.signer.operator.health import is_keyless, recorded_health, salt_exists
-from activities.signer.operator.policies import describe_policy
+from activities.signer.operator.policies import describe_level, describe_policy
 from activities.signer.operator.profiles_admin import list_profiles
 from services.banner import render
 from services.readiness.signer import NO_PROFILE
@@ -43,6 +43,7 @@ async def signer_rows_and_panel(settings: Settings, sessions: async_sessionmaker
                  f"validate-cert={'on' if profile.validate_certificate else 'OFF'}",
                  f"encrypt={'on' if profile.encrypt else 'off'}",
                  f"policy={describe_policy(profile)}",
+                 f"level={describe_level(profile.signature_level, profile.timestamp)}",
                  "enabled" if profile.enabled else "DISABLED"]
         panel_rows.append((profile.name, f"{state} {' '.join(flags)}"))
         if profile.enabled and not ok:
@@ -65,8 +66,11 @@ async def signer_rows_and_panel(settings: Settings, sessions: async_sessionmaker
                f"NOT READY ({NO_PROFILE}): no signing profile configured; nothing is signed")
     # What each profile's signatures declare, never a blanket claim (`none`: no policy).
     policies = "; ".join(f"{p.name}: {describe_policy(p)}" for p in profiles)
+    levels = "; ".join(f"{p.name}: {describe_level(p.signature_level, p.timestamp)}"
+                       for p in profiles)
     rows = [("cert source", "; ".join(sources) or "none (no signing profiles)"),
             ("signing policy", policies or "none (no signing profiles)"),
+            ("signature level", levels or "none (no signing profiles)"),
             ("encryption", encryption), ("signing", signing),
             ("workers", await workers_row(settings, sessions))]
     panel = render("Signing profiles", panel_rows or [("(none)", "")])

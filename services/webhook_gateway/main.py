@@ -12,6 +12,7 @@ from services.webhook_gateway.app import WEBHOOK_PATH, GatewayDeps, create_app
 from services.webhook_gateway.secrets import resolve_secrets
 from services.webhook_gateway.signature import StandardWebhooksV1
 from shared.db.engine import create_engine, session_factory
+from shared.http_observability import observe_http
 from shared.instances import registered_instance
 from shared.readiness import store_probe
 from shared.settings import Settings
@@ -31,6 +32,7 @@ async def run_webhook(settings: Settings) -> None:
     faces = compose(settings, sessions, TemporalHandle.for_settings(settings))
     try:
         app = create_app(GatewayDeps(scheme, faces.sisbajud))
+        observe_http(app, settings, service="webhook")
         config = uvicorn.Config(app, host=settings.host, port=settings.ports.webhook,
                                 log_config=None, access_log=False, timeout_graceful_shutdown=10)
         server = uvicorn.Server(config)

@@ -16,7 +16,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 from pydantic import SecretStr
 from sqlmodel import update
 
-from services.api.app import create_app
+from services.app import create_app
 from shared.db.models import utcnow
 from shared.db.pickup_models import GuardianLink, SignInLink
 from tests.api.conftest import API_KEY, make_context

@@ -82,6 +82,14 @@ OPTIONAL = {
     "ESTEIRA_PICKUP__GUARDIAN_PAGE_URL": "the guardian page's links; derived from "
                                          "ESTEIRA_NOTIFICATIONS__PUBLIC_URL or the API port",
     "ESTEIRA_READINESS__PROCESSES": "derived from the worker domains",
+    "ESTEIRA_LOGGING__ACCESS_LOG": "on everywhere but Development",
+    "OTEL_EXPORTER_OTLP_ENDPOINT": "traces are optional: off without an endpoint",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "traces are optional: off without an endpoint",
+    "OTEL_EXPORTER_OTLP_HEADERS": "only for a collector that authenticates exports",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "only for a collector that authenticates exports",
+    "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf, the only one supported",
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf, the only one supported",
+    "OTEL_SERVICE_NAME": "esteira-<process>",
 }
 
 

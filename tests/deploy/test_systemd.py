@@ -131,7 +131,7 @@ def test_an_upgrade_takes_an_esteira_backup_then_installs_the_locked_hashes(tmp_
         assert part in backup, (part, backup)
     locked = _index(calls, "python -m pip --quiet --disable-pip-version-check install "
                            "--require-hashes -r ")
-    assert calls[locked].endswith("/requirements.lock")
+    assert calls[locked].endswith("/requirements-embedded.lock")
     package = _index(calls, "python -m pip --quiet --disable-pip-version-check install "
                             "--no-deps --force-reinstall /src/esteira")
     check = _index(calls, "python -m pip --quiet --disable-pip-version-check check")

@@ -24,7 +24,12 @@ EDITABLE = {"format", "verify", "validate_certificate", "encrypt", "enabled", "i
             "policy", "trust_roots", "approval", "check_cnab240_payment_dates",
             "policy_name", "policy_document", "policy_digest",
             # Lacuna Signer methods: rebinding a vanished Signer folder needs no restart.
-            "method", "signer_flow", "signer_folder_id"}
+            "method", "signer_flow", "signer_folder_id",
+            # Levels: the level, its TSAs and the responders' timeout (a csc block is the
+            # certificate: set at creation like a PFX path).
+            "signature_level", "timestamp", "revocation_timeout_seconds"}
+# JSON blocks stored as the validated model dumps them (defaults filled in).
+_BLOCKS = ("timestamp",)
 
 
 async def list_profiles(sessions: async_sessionmaker[AsyncSession]) -> list[SigningProfile]:
@@ -90,6 +95,10 @@ async def edit_profile(sessions: async_sessionmaker[AsyncSession], settings: Set
             raise refuse(SignerErrorCode.PROFILE_INVALID, _problems(exc)) from None
         if config.enabled and (why := unlisted_module(config, settings)) is not None:
             raise refuse(SignerErrorCode.PROFILE_PKCS11_MODULE_NOT_ALLOWED, why + ".")
+        for block in _BLOCKS:
+            if block in changes:
+                value = getattr(config, block)
+                changes[block] = value.model_dump() if value is not None else None
         if "input_folder" in changes:
             changes["input_folder"] = _configured_folder(settings, changes["input_folder"])
             await _refuse_taken(session, changes["input_folder"], name)

@@ -8,7 +8,7 @@ from datetime import datetime
 from activities.signer.operator.health import is_keyless
 from activities.signer.operator.jobs import JobDetail
 from activities.signer.operator.pipeline_control import PipelineView
-from activities.signer.operator.policies import describe_policy
+from activities.signer.operator.policies import describe_level, describe_policy
 from shared.db.models import OperationalEvent, as_utc
 from shared.db.signer_models import InputFolderState, Job, SigningProfile
 
@@ -66,6 +66,11 @@ def profile(row: SigningProfile) -> dict:
         "approval": row.approval, "checkCnab240PaymentDates": row.check_cnab240_payment_dates,
         # KEYLESS: the approvers sign at the Lacuna Signer; no key is held or opened.
         "method": row.method, "signers": row.signers, "keyless": is_keyless(row),
+        # Levels: the TSAs and the cloud credential by address and variable name only.
+        "signatureLevel": row.signature_level,
+        "effectiveLevel": describe_level(row.signature_level, row.timestamp),
+        "timestamp": row.timestamp, "revocationTimeoutSeconds": row.revocation_timeout_seconds,
+        "csc": row.csc,
     }
 
 
