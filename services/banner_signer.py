@@ -40,6 +40,7 @@ async def signer_rows_and_panel(signer: SignerOperations) -> tuple[list[tuple[st
                  f"validate-cert={'on' if profile.validate_certificate else 'OFF'}",
                  f"encrypt={'on' if profile.encrypt else 'off'}",
                  f"policy={view.effective_policy}",
+                 f"level={view.effective_level}",
                  "enabled" if profile.enabled else "DISABLED"]
         panel_rows.append((profile.name, f"{state} {' '.join(flags)}"))
         if profile.enabled and not ok:
@@ -63,8 +64,10 @@ async def signer_rows_and_panel(signer: SignerOperations) -> tuple[list[tuple[st
                f"NOT READY ({NO_PROFILE}): no signing profile configured; nothing is signed")
     # What each profile's signatures declare, never a blanket claim (`none`: no policy).
     policies = "; ".join(f"{v.row.name}: {v.effective_policy}" for v in views)
+    levels = "; ".join(f"{v.row.name}: {v.effective_level}" for v in views)
     rows = [("cert source", "; ".join(sources) or "none (no signing profiles)"),
             ("signing policy", policies or "none (no signing profiles)"),
+            ("signature level", levels or "none (no signing profiles)"),
             ("encryption", encryption), ("signing", signing),
             ("workers", await workers_row(settings, signer.sessions, signer.temporal))]
     panel = render("Signing profiles", panel_rows or [("(none)", "")])

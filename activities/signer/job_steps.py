@@ -51,7 +51,7 @@ class JobSteps:
                             "ESTEIRA_SIGNING__ENCRYPTION_PASSPHRASE is configured.")
         return profile
 
-    async def in_pool(self, step, request) -> None:
+    async def in_pool(self, step, request):
         """Run a CPU-bound engine step in the signing pool; a refusal fails the job."""
         loop = asyncio.get_running_loop()
         try:
@@ -66,6 +66,7 @@ class JobSteps:
                             f"{step.__name__} raised {type(exc).__name__}: {exc}") from None
         if not outcome.ok:
             raise JobFailed(outcome.code or SignerErrorCode.SIGNING_FAILED, outcome.message)
+        return outcome
 
     async def transition(self, job: Job, expected: JobStatus, to: JobStatus, message: str,
                          *, event: OperationalEvent | None = None, **fields: object) -> None:

@@ -43,6 +43,11 @@ class UpstreamError(Exception):
         return self.status is None or self.status in (401, 408, 425, 429) or self.status >= 500
 
 
+class ReadRefused(UpstreamError):
+    """Midaz answered a read with a final refusal (403, a 404 that is not "no such thing",
+    another 4xx no retry clears): the operation is not granted, or the route is wrong."""
+
+
 def error_code(response: httpx.Response) -> str | None:
     """`code` of a Midaz error body (v3 flat or v4 problem+json) or a Mensageria refusal."""
     try:
@@ -144,7 +149,11 @@ class MidazClient:
         if response.status_code in missing:
             return None
         if not response.is_success:
-            raise UpstreamError(response.status_code, error_code(response), response.text[:200])
+            failed = UpstreamError(response.status_code, error_code(response),
+                                   f"GET {response.request.url.path}: {response.text[:200]}")
+            if failed.retryable:
+                raise failed
+            raise ReadRefused(failed.status, failed.code, failed.detail)
         return response.json()
 
     async def account(self, account_id: str) -> dict[str, Any] | None:

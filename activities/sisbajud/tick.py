@@ -184,10 +184,9 @@ class TickActivities:
         stage proves each such write has a live, beating monitor: a workflow that is gone
         (terminated, failed) is restarted into its monitoring, one stuck is alarmed."""
         client = await self._temporal()
+        check = await check_monitors(self._sessions, client, request.task_queue,
+                                     request.options)
         async with self._sessions() as session:
-            check = await check_monitors(session, client, request.task_queue,
-                                         request.options)
-            await session.commit()
             counts = await uncertain_writes(session)
         set_uncertain(counts)
         return StageResult(stage=StageName.MONITOR, ok=not check.stuck,

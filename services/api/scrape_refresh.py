@@ -18,7 +18,6 @@ from datetime import timedelta
 from prometheus_client import Gauge
 
 from activities.pickup.operator.ledger import publish_backlogs
-from activities.sisbajud.operator.gauges import refresh_gauges as refresh_sisbajud
 from services.app_context import ApiContext
 from services.readiness.workers import live_pollers
 from services.worker.domains import polled_queues
@@ -37,11 +36,13 @@ class ScrapeRefresher:
         self.context = context
         self._pollers_at = float("-inf")
         self._pollers_lock = asyncio.Lock()
-        self._published: dict[str, set[tuple[str, ...]]] = {}
+        # Keyed by the gauge object itself: its name is a private attribute.
+        self._published: dict[Gauge, set[tuple[str, ...]]] = {}
 
     async def refresh(self) -> None:
         """Refresh every gauge; a source that fails keeps its last values (logged)."""
         for source in (self._queue_depth, self._pipeline, self._folders, self._profiles,
+                       self._archive,
                        self._sisbajud, self._pickup, self._pollers):
             await self._quietly(source)
 
@@ -54,6 +55,9 @@ class ScrapeRefresher:
     async def _queue_depth(self) -> None:
         await self.context.faces.signer.gauges.queue_depth()
 
+    async def _archive(self) -> None:
+        await self.context.faces.signer.gauges.archive_expiry()
+
     async def _pipeline(self) -> None:
         await self.context.faces.signer.gauges.pipeline_paused()
 
@@ -65,7 +69,7 @@ class ScrapeRefresher:
         await self.context.faces.signer.gauges.profile_degraded(self._publish)
 
     async def _sisbajud(self) -> None:
-        await refresh_sisbajud(self.context.sessions, self._publish)
+        await self.context.faces.sisbajud.gauges.refresh(self._publish)
 
     async def _pickup(self) -> None:
         await publish_backlogs(self.context.sessions)
@@ -89,8 +93,7 @@ class ScrapeRefresher:
 
     def _publish(self, gauge: Gauge, values: dict[tuple[str, ...], float]) -> None:
         """Set each label set; one gone since the last scrape is dropped (0 when shared)."""
-        name = gauge._name  # type: ignore[attr-defined]
-        for gone in self._published.get(name, set()) - values.keys():
+        for gone in self._published.get(gauge, set()) - values.keys():
             if os.environ.get(MULTIPROC_ENV):
                 # A shared file keeps every series it ever held: leave it at 0, not its last.
                 gauge.labels(*gone).set(0)
@@ -98,4 +101,4 @@ class ScrapeRefresher:
                 gauge.remove(*gone)
         for labels, value in values.items():
             gauge.labels(*labels).set(value)
-        self._published[name] = set(values)
+        self._published[gauge] = set(values)

@@ -9,12 +9,24 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
+from activities.pickup.operator.guardian_page import link_sender
 from services.app_context import ApiContext
 from services.dashboard.accounts import OperatorDirectory
 from services.dashboard.guard import CsrfRejected, DashboardAuth, DashboardAuthMiddleware
 from services.dashboard.headers import SecurityHeadersMiddleware
 from services.dashboard.routes import approve as approver_page
-from services.dashboard.routes import events, folders, jobs, login, pickup, profiles, sisbajud
+from services.dashboard.routes import (
+    events,
+    folders,
+    guardian,
+    guardian_sign_in,
+    jobs,
+    login,
+    pickup,
+    pickup_report,
+    profiles,
+    sisbajud,
+)
 from services.dashboard.routes import system as system_page
 from services.dashboard.session import SessionCodec
 from services.dashboard.session_store import SessionRevocations, SignInThrottle
@@ -35,10 +47,12 @@ def install_dashboard(app: FastAPI, context: ApiContext) -> None:
                                         lockout=timedelta(
                                             seconds=dashboard.sign_in_lockout_seconds)))
     app.state.dashboard_auth = auth
+    # The guardian page's sign-in links leave through the notification webhook.
+    app.state.guardian_sign_in_sender = link_sender(settings)
     app.add_middleware(DashboardAuthMiddleware, auth=auth)
     app.add_middleware(SecurityHeadersMiddleware)
-    for module in (login, jobs, profiles, folders, events, system_page, pickup, sisbajud,
-                   approver_page):
+    for module in (login, jobs, profiles, folders, events, system_page, pickup, pickup_report,
+                   sisbajud, approver_page, guardian_sign_in, guardian):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="dashboard-static")
     app.add_exception_handler(CsrfRejected, _csrf_rejected)

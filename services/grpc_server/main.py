@@ -59,8 +59,7 @@ def build_server(settings: Settings, faces: Faces, api_key: str) -> GrpcServer:
     system_pb2_grpc.add_SystemServiceServicer_to_server(system, server)
     add_pickup(server, faces.pickup)
     services = [add_signer(server, faces.signer),
-                add_sisbajud(server, settings, faces.sisbajud.sessions, faces.sisbajud.temporal,
-                             api_key),
+                add_sisbajud(server, faces.sisbajud, api_key),
                 system_pb2.DESCRIPTOR.services_by_name["SystemService"].full_name,
                 pickup_pb2.DESCRIPTOR.services_by_name["PickupService"].full_name]
     health_servicer = health.aio.HealthServicer()

@@ -94,6 +94,15 @@ class NotificationKind(StrEnum):
     PICKED_UP = "picked-up"
     REVERTED = "pickup-reverted"
     EARLY_RELEASE_APPROVED = "early-release-approved"
+    # Not queued in the outbox: sent at once, carrying a one-time sign-in link.
+    SIGN_IN_LINK = "sign-in-link"
+
+
+class TokenKind(StrEnum):
+    """A guardian's access token: the app's bearer token, or the guardian page's cookie."""
+
+    APP = "app"
+    WEB = "web"
 
 
 class SubjectKind(StrEnum):
@@ -168,6 +177,7 @@ class PickupErrorCode(StrEnum):
     ROSTER_REFUSED = "pickup.roster-refused"
     SCHOOL_SCOPE = "pickup.school-scope"
     NOTIFICATION_NOT_FAILED = "pickup.notification-not-failed"
+    SIGN_IN_LINK_INVALID = "pickup.sign-in-link-invalid"
 
 
 PICKUP_RETRYABLE = frozenset({PickupErrorCode.TURNSTILE_UNAVAILABLE})

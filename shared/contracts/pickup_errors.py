@@ -30,6 +30,8 @@ PICKUP_ERRORS = ErrorTable({
     # answer 404 instead, so their existence does not leak).
     PickupErrorCode.SCHOOL_SCOPE: Refusal.FORBIDDEN,
     PickupErrorCode.NOTIFICATION_NOT_FAILED: Refusal.CONFLICT,
+    # A guardian sign-in link unknown, used already or expired: the same answer for each.
+    PickupErrorCode.SIGN_IN_LINK_INVALID: Refusal.UNAUTHENTICATED,
 })
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
@@ -60,6 +60,13 @@ def progress_idempotency_key(order_id: str, revision: int, step: ProgressStep) -
 def block_account_alias(order_id: str) -> str:
     """`@block_sisbajud_<32 lowercase hex of the order id>` (ValueError if not a UUID)."""
     return BLOCK_ALIAS_PREFIX + uuid.UUID(order_id).hex
+
+
+def decision_deadline(deadline: datetime | None, margin_seconds: float) -> datetime | None:
+    """When an order still without an answer goes to a person, and so by when a person's
+    decision is due: the order's deadline minus `RESPONSE_DEADLINE_MARGIN` (None without a
+    deadline)."""
+    return deadline - timedelta(seconds=margin_seconds) if deadline is not None else None
 
 
 def is_uuid(value: str) -> bool:
@@ -151,6 +158,8 @@ class AlarmCode(StrEnum):
     # monitoring), or is running but no longer beats.
     LEDGER_MONITOR_LOST = "ledger.monitor-lost"
     LEDGER_MONITOR_STUCK = "ledger.monitor-stuck"
+    # A person's resolution of held money names a transaction the ledger does not show.
+    LEDGER_RESOLUTION_UNPROVEN = "ledger.resolution-unproven"
     RESULT_REJECTED = "result.rejected"
 
 
@@ -164,6 +173,8 @@ class HumanReason(StrEnum):
     INFO_UNKNOWN_ACCOUNT = "info.unknown-account"
     WRITE_INDETERMINATE = "ledger.write-indeterminate"
     WRITE_DEFERRED_AT_DEADLINE = "routing.deferred-at-deadline"
+    # Midaz refused a read the order needs (403, 404, another final 4xx): never retried.
+    READ_REFUSED = "ledger.read-refused"
 
 
 class HumanDisposition(StrEnum):
@@ -308,6 +319,15 @@ class ResultPayload(_Frozen):
     block_account_alias: str | None = None
 
 
+class Leg(_Frozen):
+    """One account side of a write (a source of a block, a destination of a release)."""
+
+    account_alias: str
+    amount: Decimal
+    account_id: str | None = None
+    salary: bool = False
+
+
 class ResolveDecisionInput(_Frozen):
     """A person's answer to an open human decision: the final result and who gave it why."""
 
@@ -318,6 +338,9 @@ class ResolveDecisionInput(_Frozen):
     transaction_id: str | None = None
     actor: str
     reason: str
+    # What `transaction_id` moved, as the ledger shows it: filled in by the order's workflow
+    # (callers leave it out); what a later release returns along.
+    moved_legs: list[Leg] | None = None
 
 
 class ResolveDecisionResult(_Frozen):

@@ -19,6 +19,9 @@ class SisbajudApiErrorCode(StrEnum):
     ALREADY_ACKNOWLEDGED = "sisbajud.already-acknowledged"
     ACTOR_NOT_CREDENTIAL = "sisbajud.actor-not-credential"
     OPERATOR_INVALID = "sisbajud.operator-invalid"
+    # A resolution of held money whose transaction the ledger does not show, or shows moving
+    # another amount: the decision stays open.
+    TRANSACTION_UNPROVEN = "sisbajud.transaction-unproven"
 
 
 class WebhookErrorCode(StrEnum):
@@ -26,7 +29,6 @@ class WebhookErrorCode(StrEnum):
 
     NOTICE_TOO_LARGE = "notice.too-large"
     SIGNATURE_MISSING_HEADER = "signature.missing-header"
-    SIGNATURE_MALFORMED_TIMESTAMP = "signature.malformed-timestamp"
     SIGNATURE_NO_MATCH = "signature.no-match"
 
 
@@ -36,6 +38,8 @@ class SisbajudErrorCode(StrEnum):
     MENSAGERIA_UNAVAILABLE = "mensageria.unavailable"
     MIDAZ_UNAVAILABLE = "midaz.unavailable"
     MIDAZ_REFUSED = "midaz.refused"
+    # A read answered 403, 404 or another final 4xx: an alarm and a person, never a retry.
+    MIDAZ_READ_REFUSED = "midaz.read-refused"
     INSTITUTION_UNCONFIGURED = "institution.unconfigured"
     TEMPORAL_UNAVAILABLE = ErrorCode.TEMPORAL_UNAVAILABLE.value
 
@@ -49,9 +53,9 @@ SISBAJUD_ERRORS = ErrorTable({
     SisbajudApiErrorCode.ALREADY_ACKNOWLEDGED: Refusal.CONFLICT,
     SisbajudApiErrorCode.ACTOR_NOT_CREDENTIAL: Refusal.INVALID,
     SisbajudApiErrorCode.OPERATOR_INVALID: Refusal.UNAUTHENTICATED,
+    SisbajudApiErrorCode.TRANSACTION_UNPROVEN: Refusal.CONFLICT,
     WebhookErrorCode.NOTICE_TOO_LARGE: Refusal.TOO_LARGE,
     WebhookErrorCode.SIGNATURE_MISSING_HEADER: Refusal.UNAUTHENTICATED,
-    WebhookErrorCode.SIGNATURE_MALFORMED_TIMESTAMP: Refusal.UNAUTHENTICATED,
     WebhookErrorCode.SIGNATURE_NO_MATCH: Refusal.UNAUTHENTICATED,
     # The gateway's answer when the order can't be fetched: the Hub redelivers.
     SisbajudErrorCode.MENSAGERIA_UNAVAILABLE: Refusal.UNAVAILABLE,

@@ -8,20 +8,11 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.contracts.sisbajud import Effect, HumanReason, Order, ReasonCode
+from shared.contracts.sisbajud import Effect, HumanReason, Leg, Order, ReasonCode
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
-
-
-class Leg(_Frozen):
-    """One account side of a write (a source of a block, a destination of a release)."""
-
-    account_alias: str
-    amount: Decimal
-    account_id: str | None = None
-    salary: bool = False
 
 
 class PlanInput(_Frozen):
@@ -133,3 +124,21 @@ class ReconcileResult(_Frozen):
     # The proof came after a person's decision was registered: it is recorded on the
     # decision for the people to resolve, and the write stays without a known effect.
     for_decision: bool = False
+
+
+class ResolutionLegsInput(_Frozen):
+    """A person's resolution of held money, to be checked against the ledger's transaction."""
+
+    order_id: str
+    revision: int
+    effect: Effect
+    executed_amount: Decimal | None = None
+    transaction_id: str | None = None
+
+
+class ResolutionLegs(_Frozen):
+    """The legs the resolution's transaction moved (None: no write of the revision waits for
+    an effect); `problem`: why the ledger does not bear the resolution out."""
+
+    legs: list[Leg] | None = None
+    problem: str | None = None

@@ -26,6 +26,7 @@ PLAN_INFO_ACTIVITY = "sisbajud-plan-info"
 ENSURE_BLOCK_ACCOUNT_ACTIVITY = "sisbajud-ensure-block-account"
 WRITE_LEDGER_ACTIVITY = "sisbajud-write-ledger"
 RECONCILE_WRITE_ACTIVITY = "sisbajud-reconcile-write"
+RESOLUTION_LEGS_ACTIVITY = "sisbajud-resolution-legs"
 
 # The tick's stages.
 STAGE_INGEST_ACTIVITY = "sisbajud-stage-ingest"

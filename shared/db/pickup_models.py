@@ -144,7 +144,8 @@ class EarlyRelease(SQLModel, table=True):
 
 
 class AccessToken(SQLModel, table=True):
-    """A guardian-app access token (only its SHA-256 is stored)."""
+    """A guardian's access token (only its SHA-256 is stored): the app's bearer token, or
+    the guardian page's session cookie (`kind`, migration pickup_0007)."""
 
     __tablename__ = "pickup_access_tokens"
 
@@ -153,6 +154,32 @@ class AccessToken(SQLModel, table=True):
     token_hash: str = Field(max_length=64, unique=True)
     expires_at: datetime = _at(nullable=False, index=True)
     created_at: datetime = _at(nullable=False)
+    kind: str = Field(default="app", max_length=16, sa_column_kwargs={"server_default": "app"})
+
+
+class SignInLink(SQLModel, table=True):
+    """A one-time link to the guardian page (only its SHA-256 is stored), used at most once."""
+
+    __tablename__ = "pickup_sign_in_links"
+
+    id: int | None = Field(default=None, primary_key=True)
+    guardian_id: int = Field(foreign_key="pickup_guardians.id", index=True)
+    token_hash: str = Field(max_length=64, unique=True)
+    created_at: datetime = _at(nullable=False)
+    expires_at: datetime = _at(nullable=False, index=True)
+    used_at: datetime | None = _maybe_at()
+
+
+class SignInRequest(SQLModel, table=True):
+    """One request for a sign-in link, counted per key (an identity's hash, an address)
+    whether or not a guardian matched, so the limit itself reveals nothing."""
+
+    __tablename__ = "pickup_sign_in_requests"
+    __table_args__ = (Index("ix_pickup_sign_in_requests_key", "key", "at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    key: str = Field(max_length=80)
+    at: datetime = _at(nullable=False)
 
 
 class Arrival(SQLModel, table=True):

@@ -62,9 +62,36 @@ class SigningProfile(SQLModel, table=True):
     # Holder (the profile's own key signs) or Approvers (KEYLESS: the approval block's people
     # sign at the Lacuna Signer; the host holds no key).
     signers: str = Field(default="Holder", max_length=16)
+    # B-B, B-T, B-LT or B-LTA; the TSAs (urls, auth, env var names of secrets, hash, timeout),
+    # the revocation responders' timeout, and a cloud certificate's CSC credential.
+    signature_level: str = Field(default="B-B", max_length=8)
+    timestamp: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    revocation_timeout_seconds: float = 10.0
+    csc: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     created_at: datetime = _ts(nullable=False)
     updated_at: datetime = _ts(nullable=False)
     version: int = 0
+
+
+class ArchivedOutput(SQLModel, table=True):
+    """A B-LTA output kept verifiable in `archive/`: its newest revision and when it expires."""
+
+    __tablename__ = "signer_archive"
+    __table_args__ = (Index("ix_signer_archive_expiry", "tsa_expires_at"),)
+
+    name: str = Field(primary_key=True, max_length=500)
+    path: str
+    level: str = Field(max_length=8)
+    profile_name: str | None = Field(default=None, max_length=100)
+    job_id: str | None = Field(default=None, max_length=36)
+    # Document timestamps in the file: a replayed renewal finds the file ahead of the row.
+    timestamps: int = 1
+    # Expiry of the certificate of the TSA behind the newest document timestamp.
+    tsa_expires_at: datetime = _ts(nullable=False)
+    renewed_at: datetime | None = _ts()
+    last_error: str | None = None
+    created_at: datetime = _ts(nullable=False)
+    updated_at: datetime = _ts(nullable=False)
 
 
 class Job(SQLModel, table=True):

@@ -100,6 +100,11 @@ class SisbajudWrite(SQLModel, table=True):
     # (the amount and transaction land in `applied_amount`/`transaction_id`).
     resolved_by: str | None = Field(default=None, max_length=200)
     resolved_at: datetime | None = _ts()
+    # The legs the ledger shows that transaction moved (each source account and amount), read
+    # from its operations when a person's resolution settles the write: what a release returns
+    # along. None: the write's own `legs` moved (Midaz answered it applied).
+    applied_legs: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(
+        JSON, nullable=True))
     created_at: datetime = _ts(nullable=False)
     updated_at: datetime = _ts(nullable=False)
 
@@ -184,6 +189,9 @@ class SisbajudHumanDecision(SQLModel, table=True):
     proof_found_at: datetime | None = _ts()
     ledger_proof: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON,
                                                                                nullable=True))
+    # By when a person should decide: the order's deadline minus RESPONSE_DEADLINE_MARGIN
+    # (None: the order has no deadline).
+    decide_by: datetime | None = _ts()
 
 
 class SisbajudOrphan(SQLModel, table=True):

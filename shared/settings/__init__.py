@@ -37,6 +37,7 @@ from shared.settings.core import (
     ReadinessSettings,
     TemporalServerSettings,
     TemporalSettings,
+    TracingSettings,
     normalise_database_url,
     seconds_of,
 )
@@ -65,7 +66,8 @@ __all__ = [
     "InputFolderSettings", "InstitutionSettings", "LogSettings", "NotificationSettings",
     "OperatorAccount", "PayloadCodecSettings", "PickupSettings", "PipelineSettings", "PortSettings",
     "ReadinessSettings", "Settings", "SignerSettings", "SigningSettings", "SisbajudSettings",
-    "StorageSettings", "TemporalServerSettings", "TemporalSettings", "UploadSettings",
+    "StorageSettings", "TemporalServerSettings", "TemporalSettings", "TracingSettings",
+    "UploadSettings",
     "describe_validation_error", "load_settings", "normalise_database_url", "seconds_of",
     "unknown_environment_keys",
 ]
@@ -94,6 +96,7 @@ class Settings(BaseSettings):
     logging: LogSettings = Field(default_factory=LogSettings)
     temporal: TemporalSettings = Field(default_factory=TemporalSettings)
     temporal_server: TemporalServerSettings = Field(default_factory=TemporalServerSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
     pickup: PickupSettings = Field(default_factory=PickupSettings)
     sisbajud: SisbajudSettings = Field(default_factory=SisbajudSettings)
     dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
@@ -127,6 +130,12 @@ class Settings(BaseSettings):
     def log_dir(self) -> Path:
         """`data/logs` unless `Logging:Directory` says otherwise."""
         return (self.logging.directory or self.data_dir / "logs").resolve()
+
+    @property
+    def access_log(self) -> bool:
+        """`Logging:AccessLog`, else on everywhere but Development."""
+        configured = self.logging.access_log
+        return self.environment != "Development" if configured is None else configured
 
     @property
     def api_key_file(self) -> Path:

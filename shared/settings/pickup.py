@@ -83,9 +83,19 @@ class PickupSettings(BaseModel):
     notification_max_attempts: int = Field(default=8, ge=1)
     notification_retry_initial_seconds: float = Field(default=30.0, gt=0)
     notification_retry_max_seconds: float = Field(default=3600.0, gt=0)
+    # The guardian page: the address guardians reach the dashboard at, put in the one-time
+    # sign-in links (None: `Notifications:PublicUrl`, else this host's API port). Never taken
+    # from a request's Host header, which whoever asks for a link controls.
+    guardian_page_url: str | None = None
+    # How long a sign-in link works (once), and how many a guardian's identity / one client
+    # address may ask for in that long (the same answer whether or not a guardian matched).
+    sign_in_link_minutes: float = Field(default=15.0, gt=0, le=MAX_TIMEOUT_MINUTES)
+    sign_in_link_max_requests: int = Field(default=3, ge=1)
+    sign_in_link_max_per_address: int = Field(default=20, ge=1)
 
-    # Called by workers: web URLs only (a file:// URL must not reach the HTTP client).
-    _web_urls = field_validator("turnstile_url", "notification_webhook_url")(web_url)
+    # Web URLs only: a file:// URL must not reach the HTTP client, nor a guardian's link.
+    _web_urls = field_validator("turnstile_url", "notification_webhook_url",
+                                "guardian_page_url")(web_url)
 
     @field_validator("day_time_zone", "link_sweep_time_zone")
     @classmethod

@@ -63,6 +63,10 @@ class SigningSettings(BaseModel):
     # The only PKCS#11 modules a profile may name (absolute paths): code to load comes from
     # deployment configuration, never from an API request.
     pkcs11_modules: list[str] = Field(default_factory=list)
+    # B-LTA archive renewal: a fresh document timestamp this long before the last one's TSA
+    # certificate expires, looked for by a Temporal Schedule this often.
+    archive_renewal_margin_days: float = Field(default=90.0, gt=0)
+    archive_check_every_seconds: float = Field(default=6 * 3600.0, ge=1)
 
     @field_validator("pkcs11_modules")
     @classmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from shared.contracts.dev_credentials import DEV_M2M_SUBJECT
 from shared.contracts.sisbajud_names import TASK_QUEUE
@@ -31,6 +31,9 @@ SEED_SISBAJUD_ENV = {
 
 class InstitutionSettings(BaseModel):
     """One institution the SISBAJUD executor writes for: its Midaz ledger and CRM."""
+
+    # A mistyped or retired key (`token`) is refused by name rather than silently ignored.
+    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1, max_length=100)
     # None: the Midaz simulator of `esteira dev` (http://<host>:<ports.midaz>).
@@ -67,6 +70,8 @@ def _dev_institutions() -> list[InstitutionSettings]:
 
 class SisbajudSettings(BaseModel):
     """`Sisbajud:*` — the court-order executor (the seed's `EXECUTOR_*`, see the README)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     tick_every_seconds: float = Field(default=30.0, gt=0)
     heartbeat_every_seconds: float = Field(default=300.0, gt=0)

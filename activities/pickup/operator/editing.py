@@ -12,6 +12,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from activities.pickup.credentials import drop_credentials
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.guardian_access import sync_guardian, sync_guardian_everywhere
+from activities.pickup.guardian_sign_in import forget_links
 from activities.pickup.kick import Kicker
 from activities.pickup.records import audit, broadcast_roster
 from activities.pickup.roster_csv import CpfError, normalize_cpf
@@ -193,6 +194,7 @@ async def delete_guardian(sessions: Sessions, *, guardian_id: int, actor: str,
             raise pickup_error(PickupErrorCode.IN_USE,
                                f"Guardian {guardian_id} still has links; delete them first.")
         await session.exec(delete(AccessToken).where(AccessToken.guardian_id == guardian_id))
+        await forget_links(session, guardian_id)
         await session.exec(update(Arrival).where(Arrival.guardian_id == guardian_id)
                            .values(guardian_id=None))
         # Revoke before the rows go: the revocation names the values the credential held.

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC
 from functools import partial
 
 from prometheus_client import Gauge
 from sqlalchemy import func
 from sqlmodel import select
 
-from activities.signer.metrics import FOLDER_STATUS, PIPELINE_PAUSED, PROFILE_DEGRADED, QUEUE_DEPTH
+from activities.signer.metrics import (
+    ARCHIVE_OLDEST_EXPIRY,
+    FOLDER_STATUS,
+    PIPELINE_PAUSED,
+    PROFILE_DEGRADED,
+    QUEUE_DEPTH,
+)
 from activities.signer.operator.profiles_admin import SignerProfiles
 from shared.contracts.signer import FolderStatus, JobStatus
 from shared.db.engine import Sessions
 from shared.db.pipeline import read_pipeline_state
-from shared.db.signer_models import InputFolderState, Job
+from shared.db.signer_models import ArchivedOutput, InputFolderState, Job
 from shared.readiness import Probe, evaluate
 
 WAITING = (JobStatus.QUEUED, JobStatus.AWAITING_APPROVAL, JobStatus.AWAITING_SIGNER,
@@ -62,3 +69,11 @@ class SignerGauges:
                                   if view.row.enabled and not view.keyless])
         publish(PROFILE_DEGRADED, {(check.name,): 0.0 if check.ok else 1.0
                                    for check in verdict.checks})
+
+    async def archive_expiry(self) -> None:
+        """The archive's oldest TSA expiry as a Unix time (0 when nothing is archived)."""
+        async with self._sessions() as session:
+            oldest = (await session.exec(select(func.min(ArchivedOutput.tsa_expires_at)))).first()
+        if oldest is not None and oldest.tzinfo is None:
+            oldest = oldest.replace(tzinfo=UTC)  # SQLite hands back naive UTC
+        ARCHIVE_OLDEST_EXPIRY.set(oldest.timestamp() if oldest is not None else 0)

@@ -15,6 +15,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from activities.signer.crypto.policy_catalogue import POLICY_NAMES
 from activities.signer.health_reporter import recorded_health
 from activities.signer.lacuna.health import folder_gone
+from activities.signer.level_config import LEVELS, describe_level
 from activities.signer.operator.errors import refuse
 from activities.signer.policy_config import policy_name_alias
 from activities.signer.profiles import ProfileConfig, is_keyless, unlisted_module
@@ -31,29 +32,38 @@ EDITABLE = {"format", "verify", "validate_certificate", "encrypt", "enabled", "i
             "policy", "trust_roots", "approval", "check_cnab240_payment_dates",
             "policy_name", "policy_document", "policy_digest",
             # Lacuna Signer methods: rebinding a vanished Signer folder needs no restart.
-            "method", "signer_flow", "signer_folder_id"}
+            "method", "signer_flow", "signer_folder_id",
+            # Levels: the level, its TSAs and the responders' timeout (a csc block is the
+            # certificate: set at creation like a PFX path).
+            "signature_level", "timestamp", "revocation_timeout_seconds"}
+# JSON blocks stored as the validated model dumps them (defaults filled in).
+_BLOCKS = ("timestamp",)
 
 
 @dataclass(frozen=True)
 class ProfileView:
     """A profile as doors show it: the row (never a secret, only where one comes from), the
-    policy its signatures declare, and whether it is KEYLESS (its approvers sign)."""
+    policy and level its signatures declare (TSAs by address only), and whether it is KEYLESS
+    (its approvers sign)."""
 
     row: SigningProfile
     effective_policy: str
     keyless: bool
+    effective_level: str
 
     @classmethod
     def of(cls, row: SigningProfile) -> ProfileView:
         """The view of a row."""
-        return cls(row, describe_policy(row), is_keyless(row))
+        return cls(row, describe_policy(row), is_keyless(row),
+                   describe_level(row.signature_level, row.timestamp))
 
 
 class SignerProfiles:
     """Profiles: read, create, edit, and their health as the workers recorded it."""
 
-    # The catalogue's policy names, for a profile's policy picker.
+    # The catalogue's policy names and the signature levels, for a profile's pickers.
     policy_names = POLICY_NAMES
+    levels = LEVELS
 
     def __init__(self, settings: Settings, sessions: Sessions) -> None:
         self._settings = settings
@@ -158,6 +168,10 @@ class SignerProfiles:
                 raise refuse(SignerErrorCode.PROFILE_INVALID, _problems(exc)) from None
             if config.enabled and (why := unlisted_module(config, settings)) is not None:
                 raise refuse(SignerErrorCode.PROFILE_PKCS11_MODULE_NOT_ALLOWED, why + ".")
+            for block in _BLOCKS:
+                if block in changes:
+                    value = getattr(config, block)
+                    changes[block] = value.model_dump() if value is not None else None
             if "input_folder" in changes:
                 changes["input_folder"] = _configured_folder(settings, changes["input_folder"])
                 await _refuse_taken(session, changes["input_folder"], name)

@@ -159,16 +159,22 @@ class Profile(WireModel):
     signers: str
     # KEYLESS: the approvers sign at the Lacuna Signer; no key is held or opened.
     keyless: bool
+    # Levels: the TSAs and the cloud credential by address and variable name only.
+    signature_level: str
+    effective_level: str
+    timestamp: dict[str, Any] | None
+    revocation_timeout_seconds: float
+    csc: dict[str, Any] | None
 
     @classmethod
     def of(cls, view: ProfileView) -> Profile:
         """A profile as the face shows it."""
         row = view.row
+        computed = {"development": row.is_dev, "effective_policy": view.effective_policy,
+                    "keyless": view.keyless, "effective_level": view.effective_level}
         return cls.model_validate({
-            **{name: getattr(row, name) for name in cls.model_fields
-               if name not in ("development", "effective_policy", "keyless")},
-            "development": row.is_dev, "effective_policy": view.effective_policy,
-            "keyless": view.keyless})
+            **{name: getattr(row, name) for name in cls.model_fields if name not in computed},
+            **computed})
 
 
 class Folder(WireModel):

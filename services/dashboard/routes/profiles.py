@@ -82,7 +82,8 @@ async def profile_page(request: Request, signer: SignerFace, name: str) -> HTMLR
         return render(request, "not_found.html", status_code=exc.status, error=exc)
     views = await signer.profiles.all()
     return render(request, "profile.html", profile=view.row,
-                  effective_policy=view.effective_policy, formats=FORMATS,
+                  effective_policy=view.effective_policy,
+                  effective_level=view.effective_level, formats=FORMATS,
                   policies=signer.profiles.policy_names,
                   badges=(await _badges(signer, [view])).get(name, []),
                   folders=_folder_choices(signer, views, view.row.input_folder))

@@ -46,7 +46,7 @@ async def test_requeue_acknowledge_and_two_people_over_grpc(api, settings):
             await session.refresh(row)
     server = grpc.aio.server(interceptors=[ApiKeyInterceptor(API_KEY)])
     sisbajud_pb2_grpc.add_SisbajudServiceServicer_to_server(
-        SisbajudServicer(settings, api.context.sessions, api.context.temporal, API_KEY), server)
+        SisbajudServicer(api.context.faces.sisbajud, API_KEY), server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     why = "checked with the court clerk"

@@ -44,7 +44,7 @@ def _profile(tmp_path: Path, fmt: str, **overrides) -> tuple[SigningProfile, byt
 
 
 def test_the_catalogue_has_the_current_ad_rb_policy_of_each_format():
-    assert POLICY_NAMES == ("AD-RB",)
+    assert POLICY_NAMES == ("AD-RB", "AD-RT")
     entries = {fmt: (e.oid, e.uri) for fmt, e in CATALOGUE["AD-RB"].items()}
     base = "http://politicas.icpbrasil.gov.br/"
     assert entries == {
@@ -54,6 +54,18 @@ def test_the_catalogue_has_the_current_ad_rb_policy_of_each_format():
     }
     with pytest.raises(ValueError, match="not in the catalogue"):
         catalogue_policy("AD-RZ", SignatureFormat.PADES)
+
+
+def test_the_catalogue_has_ad_rt_beside_ad_rb_for_the_timestamped_formats():
+    # DOC-ICP-15.03: AD-RT ("referência de tempo") CAdES v2.4 and PAdES v1.3.
+    entries = {fmt: (e.oid, e.uri) for fmt, e in CATALOGUE["AD-RT"].items()}
+    base = "http://politicas.icpbrasil.gov.br/"
+    assert entries == {
+        SignatureFormat.CADES: ("2.16.76.1.7.1.2.2.4", base + "PA_AD_RT_v2_4.der"),
+        SignatureFormat.PADES: ("2.16.76.1.7.1.12.1.3", base + "PA_PAdES_AD_RT_v1_3.der"),
+    }
+    with pytest.raises(ValueError, match="no XAdES entry"):
+        catalogue_policy("AD-RT", SignatureFormat.XADES)
 
 
 @pytest.mark.parametrize("fmt", ["pades", "cades", "xades"])

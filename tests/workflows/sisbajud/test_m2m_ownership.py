@@ -24,12 +24,11 @@ CLIENTS = {DEV_M2M_CLIENT_ID: OAuthClient(DEV_M2M_CLIENT_SECRET, SUBJECT)}
 
 @pytest_asyncio.fixture
 async def strict_world(settings, task_queue):
-    """A World whose simulators take only tokens they issued (plus the harness's own `t`)."""
+    """A World whose simulators issue the dev client tokens for `SUBJECT`."""
     worlds: list[World] = []
 
     async def make(**overrides) -> World:
-        apps = (midaz_app(tokens=["t"], clients=CLIENTS),
-                mensageria_app(tokens=["t"], clients=CLIENTS))
+        apps = midaz_app(clients=CLIENTS), mensageria_app(clients=CLIENTS)
         world = await World(sisbajud_settings(settings, task_queue, **overrides),
                             apps=apps).start()
         worlds.append(world)

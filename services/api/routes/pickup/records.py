@@ -97,9 +97,10 @@ async def delete_guardian(guardian_id: int, sessions: Sessions, actor: Actor,
 
 @router.get("/guardians/{guardian_id}/tokens")
 async def list_tokens(guardian_id: int, sessions: Sessions) -> list[dict[str, Any]]:
-    """The guardian's app tokens (ids and dates, never the values)."""
-    return [{"id": t.id, "guardian_id": t.guardian_id, "created_at": t.created_at.isoformat(),
-             "expires_at": t.expires_at.isoformat()}
+    """The guardian's tokens (ids, kind — `app`, or `web` for a guardian page session —
+    and dates; never the values)."""
+    return [{"id": t.id, "guardian_id": t.guardian_id, "kind": t.kind,
+             "created_at": t.created_at.isoformat(), "expires_at": t.expires_at.isoformat()}
             for t in await tokens.list_tokens(sessions, guardian_id)]
 
 
