@@ -28,15 +28,15 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from services.dev.temporal_server import find_temporal_cli
-from services.search_attributes import dev_server_flags
-from shared.contracts.signer import (
+from activities.signer.contracts.jobs import (
     JobResult,
     JobStatus,
     ProcessJobInput,
     RunJobInput,
 )
-from shared.contracts.signer_names import PROCESS_JOB_ACTIVITY
+from activities.signer.contracts.names import PROCESS_JOB_ACTIVITY
+from services.dev.temporal_server import find_temporal_cli
+from services.search_attributes import dev_server_flags
 from workflows.signer.job import SigningJobWorkflow
 
 MODES: dict[str, WorkflowRunner] = {

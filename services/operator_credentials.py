@@ -10,9 +10,9 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from activities.sisbajud.contracts.errors import SisbajudApiErrorCode, sisbajud_error
 from services.app_context import ContextDep
 from services.dashboard.accounts import OperatorDirectory
-from shared.contracts.sisbajud_errors import SisbajudApiErrorCode, sisbajud_error
 from shared.settings import Settings
 
 API_KEY_ACTOR = "api-key"

@@ -10,11 +10,9 @@ from datetime import datetime, timedelta
 from sqlmodel import delete, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.contracts.board import EventType, Kind, PickupErrorCode, TokenKind
 from activities.pickup.errors import not_found, pickup_error
-from activities.pickup.records import audit, broadcast_roster, bulk_insert, valid_link
-from shared.contracts.pickup import EventType, Kind, PickupErrorCode, TokenKind
-from shared.db.models import as_utc
-from shared.db.pickup_models import (
+from activities.pickup.models import (
     AccessToken,
     AuditEntry,
     BoardEvent,
@@ -22,6 +20,8 @@ from shared.db.pickup_models import (
     GuardianLink,
     Student,
 )
+from activities.pickup.records import audit, broadcast_roster, bulk_insert, valid_link
+from shared.db.models import as_utc
 
 L = GuardianLink
 

@@ -18,12 +18,12 @@ from sqlmodel import delete, select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup.access import Deleted, hash_token, issue_token
+from activities.pickup.contracts.board import PickupErrorCode, TokenKind
 from activities.pickup.errors import pickup_error
+from activities.pickup.models import AccessToken, Guardian, SignInLink, SignInRequest
 from activities.pickup.records import audit
 from activities.pickup.roster_csv import CpfError, normalize_cpf
-from shared.contracts.pickup import PickupErrorCode, TokenKind
 from shared.db.models import as_utc
-from shared.db.pickup_models import AccessToken, Guardian, SignInLink, SignInRequest
 
 # Longer identities are no CPF, e-mail or phone (and are not looked up).
 MAX_IDENTITY = 200

@@ -18,16 +18,16 @@ from temporalio import activity
 
 from activities.pickup import metrics
 from activities.pickup.backlog import queue_backlog
-from activities.pickup.records import audit
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     DrainBatchInput,
     DrainResult,
     NotificationStatus,
     Outbox,
 )
-from shared.contracts.pickup_names import drain_activity
+from activities.pickup.contracts.names import drain_activity
+from activities.pickup.models import Notification, Student
+from activities.pickup.records import audit
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import Notification, Student
 from shared.heartbeat import beat
 from shared.logs import props
 from shared.settings import PickupSettings

@@ -18,8 +18,8 @@ from datetime import datetime
 import httpx
 
 from activities.pickup import metrics
+from activities.pickup.contracts.board import NotificationKind
 from activities.pickup.notifications import WebhookSender
-from shared.contracts.pickup import NotificationKind
 from shared.logs import props
 from shared.settings import Settings
 

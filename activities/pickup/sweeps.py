@@ -15,9 +15,7 @@ from activities.pickup.authorizations import expire_early_releases, expire_perso
 from activities.pickup.backlog import queue_backlog
 from activities.pickup.board import expire_arrival, revert_ready
 from activities.pickup.bulk import expire_arrivals_batch, revert_ready_batch
-from activities.pickup.guardian_sign_in import prune_sign_in
-from activities.pickup.kick import Kicker
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     LedgerStatus,
     NotificationStatus,
     RunSweepInput,
@@ -27,9 +25,11 @@ from shared.contracts.pickup import (
     TimerKind,
     TimerResult,
 )
-from shared.contracts.pickup_names import FIRE_TIMER_ACTIVITY, sweep_activity
+from activities.pickup.contracts.names import FIRE_TIMER_ACTIVITY, sweep_activity
+from activities.pickup.guardian_sign_in import prune_sign_in
+from activities.pickup.kick import Kicker
+from activities.pickup.models import LedgerEntry, Notification, QueueSnapshot
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import LedgerEntry, Notification, QueueSnapshot
 from shared.heartbeat import beat
 from shared.settings import PickupSettings
 

@@ -22,9 +22,7 @@ from sqlmodel import select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
-from activities.signer.engine import RenewRequest, renew
-from activities.signer.level_config import tsa_endpoints
-from shared.contracts.signer_archive import (
+from activities.signer.contracts.archive import (
     ARCHIVE_DIR,
     DUE_ARCHIVES_ACTIVITY,
     RENEW_ARCHIVE_ACTIVITY,
@@ -34,8 +32,10 @@ from shared.contracts.signer_archive import (
     RenewArchiveResult,
     RenewArchivesInput,
 )
+from activities.signer.engine import RenewRequest, renew
+from activities.signer.level_config import tsa_endpoints
+from activities.signer.models.jobs import ArchivedOutput, SigningProfile
 from shared.db.models import OperationalEvent, utcnow
-from shared.db.signer_models import ArchivedOutput, SigningProfile
 
 log = logging.getLogger("esteira.signer.archive")
 

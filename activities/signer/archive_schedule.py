@@ -16,7 +16,7 @@ from temporalio.client import (
     ScheduleSpec,
 )
 
-from shared.contracts.signer_archive import (
+from activities.signer.contracts.archive import (
     ARCHIVE_RENEWAL_WORKFLOW,
     RenewArchivesInput,
     archive_schedule_id,

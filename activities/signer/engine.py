@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 from cryptography import x509
 
+from activities.signer.contracts.jobs import SignatureFormat, SignerErrorCode
 from activities.signer.crypto.errors import ErrorCode as CryptoCode
 from activities.signer.crypto.errors import SignerCryptoError
 from activities.signer.crypto.policy import SignaturePolicy
 from activities.signer.crypto.signer import LoadedSigner
 from activities.signer.crypto.timestamps import TsaEndpoint
-from shared.contracts.signer import SignatureFormat, SignerErrorCode
 
 if TYPE_CHECKING:
     from activities.signer.crypto.csc import CscSpec

@@ -12,14 +12,7 @@ from pathlib import Path
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from activities.signer.metrics import JOBS_ENQUEUED
-from activities.signer.names import name_problem
-from activities.signer.profiles import format_for
-from activities.signer.repository import AlreadyActiveError, JobRepository, new_job_id
-from activities.signer.storage import StorageError, StorageTree
-from shared.coalesce import Coalescer
-from shared.contracts import search_attributes
-from shared.contracts.signer import (
+from activities.signer.contracts.jobs import (
     ACTIVE_STATUSES,
     JobSource,
     JobStatus,
@@ -28,9 +21,16 @@ from shared.contracts.signer import (
     job_workflow_id,
     task_queues,
 )
-from shared.contracts.signer_names import JOB_WORKFLOW
+from activities.signer.contracts.names import JOB_WORKFLOW
+from activities.signer.metrics import JOBS_ENQUEUED
+from activities.signer.models.jobs import Job, SigningProfile
+from activities.signer.names import name_problem
+from activities.signer.profiles import format_for
+from activities.signer.repository import AlreadyActiveError, JobRepository, new_job_id
+from activities.signer.storage import StorageError, StorageTree
+from shared.coalesce import Coalescer
+from shared.contracts import search_attributes
 from shared.db.models import OperationalEvent
-from shared.db.signer_models import Job, SigningProfile
 from shared.logs import props
 from shared.settings import Settings
 from shared.temporal import TemporalHandle

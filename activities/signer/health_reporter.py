@@ -14,9 +14,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from activities.signer.health import check_profile, profile_subject
 from activities.signer.lacuna.health import method_health
 from activities.signer.level_health import level_health
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.profiles import is_keyless
 from activities.signer.signature_policy import policy_health
-from shared.db.signer_models import SigningProfile
 from shared.findings import read_findings, record_finding
 from shared.settings import Settings
 

@@ -6,12 +6,12 @@ import asyncio
 import logging
 from concurrent.futures import BrokenExecutor, Executor
 
+from activities.signer.contracts.jobs import JobResult, JobStatus, SignerErrorCode
 from activities.signer.metrics import JOBS_FINISHED, STAGE_SECONDS
+from activities.signer.models.jobs import Job, SigningProfile
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree
-from shared.contracts.signer import JobResult, JobStatus, SignerErrorCode
 from shared.db.models import OperationalEvent, utcnow
-from shared.db.signer_models import Job, SigningProfile
 from shared.logs import props
 
 log = logging.getLogger("esteira.signer.pipeline")

@@ -11,11 +11,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from activities.signer.contracts.jobs import SignatureFormat
 from activities.signer.crypto.csc import CscSpec
 from activities.signer.crypto.levels import SignatureLevel, unsupported
 from activities.signer.crypto.policy_catalogue import TIMESTAMPED_POLICIES
 from activities.signer.crypto.timestamps import TSA_HASH_ALGORITHMS, TsaEndpoint, shown_url
-from shared.contracts.signer import SignatureFormat
 
 LEVELS = tuple(level.value for level in SignatureLevel)
 _ENV = r"^[A-Za-z_][A-Za-z0-9_]*$"

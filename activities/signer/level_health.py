@@ -10,7 +10,7 @@ from activities.signer.crypto.errors import SignerCryptoError
 from activities.signer.crypto.timestamps import FailoverTimeStamper
 from activities.signer.health import ProfileHealth
 from activities.signer.level_config import missing_secrets, tsa_endpoints
-from shared.db.signer_models import SigningProfile
+from activities.signer.models.jobs import SigningProfile
 
 
 async def level_health(health: ProfileHealth, profile: SigningProfile) -> ProfileHealth:

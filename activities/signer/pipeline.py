@@ -19,26 +19,26 @@ from temporalio.exceptions import ApplicationError
 from activities.signer import engine
 from activities.signer.approvals.presign import PreSigningChecks, PreSigningFailure
 from activities.signer.archive import ArchiveRegistry
-from activities.signer.job_steps import JobFailed, JobSteps
-from activities.signer.lacuna.dispatches import DispatchLog
-from activities.signer.lacuna.methods import RemoteMethods
-from activities.signer.level_config import tsa_endpoints
-from activities.signer.metrics import IN_FLIGHT, INPUTS_DIVERGED, JOBS_FINISHED, STAGE_SECONDS
-from activities.signer.profiles import certificate_spec, output_name
-from activities.signer.repository import Claim, JobRepository, LoadedJob
-from activities.signer.signature_policy import job_policy
-from activities.signer.storage import Fingerprint, StorageError, StorageTree, storage_failure
-from shared.contracts.signer import (
+from activities.signer.contracts.jobs import (
     JobResult,
     JobStatus,
     ProcessJobInput,
     SignatureFormat,
     SignerErrorCode,
 )
-from shared.contracts.signer_lacuna import ProfileMethod
-from shared.contracts.signer_names import PROCESS_JOB_ACTIVITY
+from activities.signer.contracts.lacuna import ProfileMethod
+from activities.signer.contracts.names import PROCESS_JOB_ACTIVITY
+from activities.signer.job_steps import JobFailed, JobSteps
+from activities.signer.lacuna.dispatches import DispatchLog
+from activities.signer.lacuna.methods import RemoteMethods
+from activities.signer.level_config import tsa_endpoints
+from activities.signer.metrics import IN_FLIGHT, INPUTS_DIVERGED, JOBS_FINISHED, STAGE_SECONDS
+from activities.signer.models.jobs import Job, SigningProfile
+from activities.signer.profiles import certificate_spec, output_name
+from activities.signer.repository import Claim, JobRepository, LoadedJob
+from activities.signer.signature_policy import job_policy
+from activities.signer.storage import Fingerprint, StorageError, StorageTree, storage_failure
 from shared.db.models import OperationalEvent, utcnow
-from shared.db.signer_models import Job, SigningProfile
 from shared.heartbeat import heartbeat_forever
 from shared.logs import props
 

@@ -14,6 +14,8 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.contracts.jobs import SignatureFormat
+from activities.signer.contracts.lacuna import ProfileMethod, ProfileSigners
 from activities.signer.engine import CertificateSpec, allowed_pkcs11_modules
 from activities.signer.folder_seed import (
     default_folder,
@@ -28,10 +30,8 @@ from activities.signer.level_config import (
     check_level,
     csc_spec,
 )
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.policy_config import check_catalogue_policy, policy_name_alias
-from shared.contracts.signer import SignatureFormat
-from shared.contracts.signer_lacuna import ProfileMethod, ProfileSigners
-from shared.db.signer_models import SigningProfile
 from shared.settings import ConfigurationError, Settings
 
 log = logging.getLogger("esteira.signer.profiles")

@@ -11,18 +11,18 @@ from activities.signer import engine
 from activities.signer.approvals.wiring import approval_parts
 from activities.signer.archive import ArchiveActivities, ArchiveRegistry
 from activities.signer.archive_schedule import ensure_archive_schedule
+from activities.signer.contracts.jobs import task_queues
 from activities.signer.encryption import load_encryption_key
 from activities.signer.health_reporter import ProfileHealthReporter
 from activities.signer.lacuna.activities import AwaitingSignerActivities
 from activities.signer.lacuna.client import LacunaClient
 from activities.signer.lacuna.methods import RemoteMethods
 from activities.signer.metrics import PIPELINE_PAUSED
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.pipeline import SigningActivities
 from activities.signer.repository import JobRepository
 from activities.signer.signing_pool import signing_pool, start_all
 from activities.signer.storage import StorageTree
-from shared.contracts.signer import task_queues
-from shared.db.signer_models import SigningProfile
 from shared.worker_shape import DomainWorker, WorkerDeps
 from workflows.signer.archive import ArchiveRenewalWorkflow
 from workflows.signer.job import SigningJobWorkflow

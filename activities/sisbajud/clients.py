@@ -11,6 +11,7 @@ from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.sisbajud.contracts.orders import WRITE_TTL_SECONDS
 from activities.sisbajud.m2m import (
     TOKEN_PATHS,
     ClientCredentials,
@@ -18,7 +19,6 @@ from activities.sisbajud.m2m import (
     TokenUnavailable,
     session_for,
 )
-from shared.contracts.sisbajud import WRITE_TTL_SECONDS
 from shared.settings import (
     DEV_M2M_CLIENT_ID,
     DEV_M2M_CLIENT_SECRET,

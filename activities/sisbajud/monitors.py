@@ -16,10 +16,9 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.sisbajud.store import raise_alarm
-from activities.sisbajud.write_effects import resolve_write
-from shared.contracts import search_attributes
-from shared.contracts.sisbajud import (
+from activities.sisbajud.contracts.ledger import Leg, Plan, PlanKind, WriteKind
+from activities.sisbajud.contracts.names import ORDER_WORKFLOW
+from activities.sisbajud.contracts.orders import (
     AlarmCode,
     Effect,
     Operation,
@@ -29,16 +28,17 @@ from shared.contracts.sisbajud import (
     RunOrderInput,
     order_workflow_id,
 )
-from shared.contracts.sisbajud_ledger import Leg, Plan, PlanKind, WriteKind
-from shared.contracts.sisbajud_names import ORDER_WORKFLOW
-from shared.db.models import as_utc, utcnow
-from shared.db.sisbajud_models import (
+from activities.sisbajud.models import (
     SisbajudAlarm,
     SisbajudHumanDecision,
     SisbajudOrder,
     SisbajudOutbox,
     SisbajudWrite,
 )
+from activities.sisbajud.store import raise_alarm
+from activities.sisbajud.write_effects import resolve_write
+from shared.contracts import search_attributes
+from shared.db.models import as_utc, utcnow
 from shared.visibility import start_workflow
 from workflows.sisbajud.carry import Carry, Wait, WaitKind
 

@@ -11,14 +11,14 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
 from activities.sisbajud.clients import MensageriaClient, UpstreamError, error_code
-from activities.sisbajud.errors import SisbajudErrorCode, fail
-from activities.sisbajud.metrics import ORDERS
-from activities.sisbajud.outbox import ResultSender, claim_order, send_bounded
-from activities.sisbajud.ownership import check_ownership
-from activities.sisbajud.store import DOMAIN, insert_ignore, raise_alarm
-from activities.sisbajud.wire import InvalidOrder, order_from_wire, result_to_wire
-from activities.sisbajud.write_effects import resolve_write
-from shared.contracts.sisbajud import (
+from activities.sisbajud.contracts.names import (
+    BEGIN_REVISION_ACTIVITY,
+    CHECK_OWNERSHIP_ACTIVITY,
+    FETCH_ORDER_ACTIVITY,
+    QUEUE_RESULT_ACTIVITY,
+    SETTLE_ACTIVITY,
+)
+from activities.sisbajud.contracts.orders import (
     BeginRevisionInput,
     BeginRevisionResult,
     CheckOwnershipInput,
@@ -32,19 +32,19 @@ from shared.contracts.sisbajud import (
     SettleResult,
     decision_deadline,
 )
-from shared.contracts.sisbajud_names import (
-    BEGIN_REVISION_ACTIVITY,
-    CHECK_OWNERSHIP_ACTIVITY,
-    FETCH_ORDER_ACTIVITY,
-    QUEUE_RESULT_ACTIVITY,
-    SETTLE_ACTIVITY,
-)
-from shared.db.models import as_utc, utcnow
-from shared.db.sisbajud_models import (
+from activities.sisbajud.errors import SisbajudErrorCode, fail
+from activities.sisbajud.metrics import ORDERS
+from activities.sisbajud.models import (
     SisbajudHumanDecision,
     SisbajudOrder,
     SisbajudOutbox,
 )
+from activities.sisbajud.outbox import ResultSender, claim_order, send_bounded
+from activities.sisbajud.ownership import check_ownership
+from activities.sisbajud.store import DOMAIN, insert_ignore, raise_alarm
+from activities.sisbajud.wire import InvalidOrder, order_from_wire, result_to_wire
+from activities.sisbajud.write_effects import resolve_write
+from shared.db.models import as_utc, utcnow
 from shared.events import record_event
 from shared.heartbeat import heartbeats
 from shared.logs import props

@@ -15,7 +15,22 @@ from activities.sisbajud.clients import (
     UnknownInstitution,
     UpstreamError,
 )
+from activities.sisbajud.contracts.ledger import Leg, Plan, PlanInput, PlanKind
+from activities.sisbajud.contracts.names import (
+    PLAN_BLOCK_ACTIVITY,
+    PLAN_INFO_ACTIVITY,
+    PLAN_RELEASE_ACTIVITY,
+)
+from activities.sisbajud.contracts.orders import (
+    Effect,
+    HumanReason,
+    OrderState,
+    ReasonCode,
+    block_account_alias,
+    write_idempotency_key,
+)
 from activities.sisbajud.errors import SisbajudErrorCode, fail
+from activities.sisbajud.models import SisbajudOrder, SisbajudWrite
 from activities.sisbajud.rules import (
     ZERO,
     block_legs,
@@ -26,21 +41,6 @@ from activities.sisbajud.rules import (
     restrict,
 )
 from activities.sisbajud.subjects import active_accounts
-from shared.contracts.sisbajud import (
-    Effect,
-    HumanReason,
-    OrderState,
-    ReasonCode,
-    block_account_alias,
-    write_idempotency_key,
-)
-from shared.contracts.sisbajud_ledger import Leg, Plan, PlanInput, PlanKind
-from shared.contracts.sisbajud_names import (
-    PLAN_BLOCK_ACTIVITY,
-    PLAN_INFO_ACTIVITY,
-    PLAN_RELEASE_ACTIVITY,
-)
-from shared.db.sisbajud_models import SisbajudOrder, SisbajudWrite
 from shared.heartbeat import heartbeats
 
 

@@ -9,14 +9,14 @@ from sqlalchemy import update
 from temporalio import activity
 
 from activities.sisbajud.clients import LedgerActivities, MidazClient
+from activities.sisbajud.contracts.ledger import ReconcileResult, ReconcileWriteInput
+from activities.sisbajud.contracts.names import RECONCILE_WRITE_ACTIVITY
+from activities.sisbajud.contracts.orders import Leg
 from activities.sisbajud.decision_proof import record_proof
+from activities.sisbajud.models import SisbajudWrite
 from activities.sisbajud.plans import upstream_errors
 from activities.sisbajud.resolution_legs import moved_legs
-from shared.contracts.sisbajud import Leg
-from shared.contracts.sisbajud_ledger import ReconcileResult, ReconcileWriteInput
-from shared.contracts.sisbajud_names import RECONCILE_WRITE_ACTIVITY
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudWrite
 from shared.heartbeat import heartbeats
 
 # Midaz compares list dates at day (or second) precision and clocks drift: look a day wider.

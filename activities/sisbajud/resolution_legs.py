@@ -9,15 +9,15 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.sisbajud.clients import LedgerActivities
+from activities.sisbajud.contracts.errors import SisbajudErrorCode
+from activities.sisbajud.contracts.ledger import ResolutionLegs, ResolutionLegsInput
+from activities.sisbajud.contracts.names import RESOLUTION_LEGS_ACTIVITY
+from activities.sisbajud.contracts.orders import AlarmCode, Effect, Leg, write_idempotency_key
+from activities.sisbajud.models import SisbajudWrite
 from activities.sisbajud.plans import upstream_errors
 from activities.sisbajud.rules import ZERO
 from activities.sisbajud.store import raise_alarm
 from activities.sisbajud.write_effects import UNRESOLVED_WRITE_STATES
-from shared.contracts.sisbajud import AlarmCode, Effect, Leg, write_idempotency_key
-from shared.contracts.sisbajud_errors import SisbajudErrorCode
-from shared.contracts.sisbajud_ledger import ResolutionLegs, ResolutionLegsInput
-from shared.contracts.sisbajud_names import RESOLUTION_LEGS_ACTIVITY
-from shared.db.sisbajud_models import SisbajudWrite
 from shared.heartbeat import heartbeats
 
 

@@ -25,6 +25,8 @@ from activities.sisbajud.clients import (
     mensageria_credentials,
     midaz_credentials,
 )
+from activities.sisbajud.contracts.names import TICK_WORKFLOW
+from activities.sisbajud.contracts.orders import OrderOptions, TickInput, tick_schedule_id
 from activities.sisbajud.orders import OrderActivities
 from activities.sisbajud.ownership import record_owner
 from activities.sisbajud.plans import PlanActivities
@@ -32,8 +34,6 @@ from activities.sisbajud.reconcile import ReconcileActivities
 from activities.sisbajud.resolution_legs import ResolutionActivities
 from activities.sisbajud.tick import TemporalProvider, TickActivities
 from activities.sisbajud.writes import WriteActivities
-from shared.contracts.sisbajud import OrderOptions, TickInput, tick_schedule_id
-from shared.contracts.sisbajud_names import TICK_WORKFLOW
 from shared.schedules import ensure_schedule
 from shared.settings import Settings
 

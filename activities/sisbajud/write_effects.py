@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.sisbajud.contracts.orders import Effect, Leg, write_idempotency_key
+from activities.sisbajud.models import SisbajudWrite
 from activities.sisbajud.store import DOMAIN
-from shared.contracts.sisbajud import Effect, Leg, write_idempotency_key
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudWrite
 from shared.events import record_event
 
 # Write states a person's resolution settles (an APPLIED write has the ledger's own answer).

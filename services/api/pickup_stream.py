@@ -14,8 +14,8 @@ from fastapi import Depends, FastAPI, Request
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.models import BoardEvent
 from activities.pickup.operator import events
-from shared.db.pickup_models import BoardEvent
 
 log = logging.getLogger("esteira.api.pickup_stream")
 # Rows read per query, by the poller and by a stream catching up.

@@ -16,6 +16,7 @@ from urllib.parse import quote
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import select
 
+from activities.signer.models.jobs import SigningProfile
 from services.backup.archive import ArchiveWriter, Manifest, archive_writer
 from services.backup.layout import (
     DATA,
@@ -27,7 +28,6 @@ from services.backup.layout import (
     layout_of,
 )
 from shared.db.engine import create_engine, session_factory
-from shared.db.signer_models import SigningProfile
 from shared.private_files import make_sqlite_private
 from shared.settings import Settings
 from shared.version import full_version

@@ -24,9 +24,9 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.models.jobs import Job
+from activities.signer.models.pipeline import read_pipeline_state
 from shared.db.engine import create_engine, session_factory
-from shared.db.pipeline import read_pipeline_state
-from shared.db.signer_models import Job
 from shared.settings import Settings
 from shared.temporal_ui import temporal_ui_url
 

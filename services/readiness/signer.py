@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
+from activities.signer.contracts.jobs import FolderStatus
 from activities.signer.operator import FolderBinding, ProfileView, SignerOperations
-from shared.contracts.signer import FolderStatus
 from shared.readiness import Probe
 
 NO_PROFILE = "signing-profile:none"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import watchfiles
 
+from activities.signer.contracts.jobs import FolderStatus
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.operator import Outcome, SignerOperations
 from services.watcher.stability import StabilityTracker
-from shared.contracts.signer import FolderStatus
-from shared.db.signer_models import SigningProfile
 from shared.logs import props
 from shared.settings import InputFolderSettings
 

@@ -9,13 +9,13 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
+from activities.signer.contracts.jobs import FolderStatus
 from activities.signer.operator import SignerOperations
 from services.composition import compose
 from services.ops_server import OpsServer
 from services.process import connect_when_available, stop_event
 from services.watcher.folder import FolderWatcher
 from services.watcher.stand_down import StandDownFollower
-from shared.contracts.signer import FolderStatus
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import utcnow
 from shared.instances import cluster_instance_name, registered_instance

@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.requests import ClientDisconnect
 
+from activities.sisbajud.contracts.errors import SisbajudErrorCode, WebhookErrorCode, sisbajud_error
 from activities.sisbajud.operator import (
     Delivery,
     OrderUnavailable,
@@ -20,7 +21,6 @@ from services.webhook_gateway.body_limit import MAX_WEBHOOK_BODY, BodyTooLarge, 
 from services.webhook_gateway.notice import ParsedNotice, parse_notice
 from services.webhook_gateway.signature import SignatureScheme, Verdict
 from shared import metrics
-from shared.contracts.sisbajud_errors import SisbajudErrorCode, WebhookErrorCode, sisbajud_error
 from shared.errors import ErrorCode, EsteiraError
 from shared.http_metrics import ResponseCounter
 from shared.logs import props

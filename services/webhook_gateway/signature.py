@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from shared.contracts.sisbajud_errors import WebhookErrorCode
+from activities.sisbajud.contracts.errors import WebhookErrorCode
 
 SECRET_PREFIX = "whsec_"
 DEFAULT_MAX_SKEW_S = 300
@@ -29,7 +29,7 @@ class VerdictCode(StrEnum):
     """Why a delivery was accepted or refused; stable values for logs and metrics."""
 
     OK = "signature.ok"
-    # The refusals are the contract's codes (`shared/contracts/sisbajud_errors.py`).
+    # The refusals are the contract's codes (`activities/sisbajud/contracts/errors.py`).
     MISSING_HEADER = WebhookErrorCode.SIGNATURE_MISSING_HEADER.value
     NO_MATCH = WebhookErrorCode.SIGNATURE_NO_MATCH.value
 

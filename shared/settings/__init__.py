@@ -19,11 +19,29 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from activities.pickup.settings import PickupSettings
+from activities.signer.settings import (
+    InputFolderSettings,
+    NotificationSettings,
+    PipelineSettings,
+    SignerSettings,
+    SigningSettings,
+    StorageSettings,
+    UploadSettings,
+)
+from activities.sisbajud.settings import (
+    DEV_MIDAZ_LEDGER_ID,
+    DEV_MIDAZ_ORGANIZATION_ID,
+    SEED_SISBAJUD_ENV,
+    InstitutionSettings,
+    SisbajudSettings,
+)
 from shared.contracts.dev_credentials import (
     DEV_M2M_CLIENT_ID,
     DEV_M2M_CLIENT_SECRET,
     DEV_M2M_SUBJECT,
 )
+from shared.durations import seconds_of
 from shared.settings.core import (
     CONFIG_FILE_ENV,
     ENV_PREFIX,
@@ -39,24 +57,6 @@ from shared.settings.core import (
     TemporalSettings,
     TracingSettings,
     normalise_database_url,
-    seconds_of,
-)
-from shared.settings.pickup import PickupSettings
-from shared.settings.signer import (
-    InputFolderSettings,
-    NotificationSettings,
-    PipelineSettings,
-    SignerSettings,
-    SigningSettings,
-    StorageSettings,
-    UploadSettings,
-)
-from shared.settings.sisbajud import (
-    DEV_MIDAZ_LEDGER_ID,
-    DEV_MIDAZ_ORGANIZATION_ID,
-    SEED_SISBAJUD_ENV,
-    InstitutionSettings,
-    SisbajudSettings,
 )
 
 __all__ = [

@@ -9,10 +9,10 @@ import uuid
 import httpx
 import pytest
 
+from activities.signer.models.jobs import Job
 from activities.signer.repository import JobRepository
 from services.app import create_app
 from shared.db import engine as db_engine
-from shared.db.signer_models import Job
 from shared.free_text import MAX_REASON_CHARS
 from tests.api.conftest import API_KEY, make_context
 

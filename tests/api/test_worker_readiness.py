@@ -11,10 +11,10 @@ import httpx
 import pytest
 from temporalio import activity
 
+from activities.signer.contracts.jobs import task_queues
 from services.app import create_app
 from services.status import print_status
 from services.worker.main import make_worker
-from shared.contracts.signer import task_queues
 from shared.db.models import Instance, PipelineState, utcnow
 from shared.instances import instance_id
 from shared.worker_shape import DomainWorker

@@ -16,9 +16,9 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 from pydantic import SecretStr
 from sqlmodel import update
 
+from activities.pickup.models import GuardianLink, SignInLink
 from services.app import create_app
 from shared.db.models import utcnow
-from shared.db.pickup_models import GuardianLink, SignInLink
 from tests.api.conftest import API_KEY, make_context
 from tests.dashboard.browser import ARTIFACTS, chromium_path, saved_screenshots, served
 from tests.support.guardian_inbox import SECRET, Inbox

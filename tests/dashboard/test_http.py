@@ -10,13 +10,13 @@ import pytest
 from sqlmodel import select
 
 from activities.signer.crypto.samples import make_pdf
+from activities.signer.models.jobs import Job
 from activities.signer.repository import JobRepository
+from activities.sisbajud.models import SisbajudHumanDecision
 from services.app import create_app
 from services.dashboard.session import SESSION_COOKIE, SessionCodec
 from services.dashboard.web import FLASH_COOKIE
 from shared.db.models import Instance, OperationalEvent, PipelineState, utcnow
-from shared.db.signer_models import Job
-from shared.db.sisbajud_models import SisbajudHumanDecision
 from shared.instances import instance_id
 from shared.settings import InputFolderSettings
 from tests.api.conftest import API_KEY, make_context

@@ -7,10 +7,10 @@ import html
 import re
 import uuid
 
+from activities.signer.models.jobs import Job
 from activities.signer.repository import JobRepository, new_job_id
 from services.dashboard.routes.events import PAGE_SIZE as EVENTS_PAGE
 from services.dashboard.routes.jobs import PAGE_SIZE as JOBS_PAGE
-from shared.db.signer_models import Job
 
 NEXT = re.compile(r'<a href="([^"]+)" rel="next">Next page</a>')
 

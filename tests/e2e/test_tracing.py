@@ -16,9 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from activities.signer.contracts.names import JOB_WORKFLOW
 from activities.signer.crypto.samples import make_pdf
 from services.bootstrap import bootstrap
-from shared.contracts.signer_names import JOB_WORKFLOW
 from tests.support.otlp import OtlpReceiver, ReceivedSpan
 from tests.support.ports import free_ports
 

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
+from activities.signer.contracts.jobs import JobSource
 from activities.signer.enqueue import Enqueuer
+from activities.signer.models.jobs import Job, SigningProfile
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree
 from services.bootstrap import bootstrap
-from shared.contracts.signer import JobSource
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent
-from shared.db.signer_models import Job, SigningProfile
 from shared.temporal import TemporalHandle
 
 pytestmark = pytest.mark.e2e

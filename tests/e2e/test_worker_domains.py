@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from activities.signer.contracts.jobs import task_queues
 from services.app import create_app
 from services.banner_signer import workers_row
-from shared.contracts.signer import task_queues
 from tests.api.conftest import make_context
 
 pytestmark = pytest.mark.e2e

@@ -12,11 +12,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from activities.sisbajud.contracts.orders import block_account_alias
+from activities.sisbajud.models import SisbajudHumanDecision
 from activities.sisbajud.operator import SisbajudOperations
 from activities.sisbajud.operator.payloads import ResolutionIn
 from services.simulators.midaz.testkit import send
-from shared.contracts.sisbajud import block_account_alias
-from shared.db.sisbajud_models import SisbajudHumanDecision
 from shared.temporal import TemporalHandle
 from tests.spec.midaz_overrides import OVERRIDES
 from tests.support.openapi_check import OpenApiDocument, Recorder

@@ -13,10 +13,8 @@ from sqlmodel import func, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup.board import mark_ready, signal_arrival
-from shared.contracts.pickup import TimerInput
-from shared.db.engine import create_engine, session_factory
-from shared.db.models import utcnow
-from shared.db.pickup_models import (
+from activities.pickup.contracts.board import TimerInput
+from activities.pickup.models import (
     AuthorizedPerson,
     BoardEvent,
     Credential,
@@ -27,6 +25,8 @@ from shared.db.pickup_models import (
     School,
     Student,
 )
+from shared.db.engine import create_engine, session_factory
+from shared.db.models import utcnow
 from shared.settings import PickupSettings, Settings
 
 API_KEY = "test-api-key-0123456789"

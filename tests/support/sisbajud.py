@@ -21,12 +21,7 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError
 from temporalio.worker import Worker
 
-from activities.sisbajud.setup import activities, order_options, tick_input
-from services.simulators.mensageria import create_app as mensageria_app
-from services.simulators.midaz import create_app as midaz_app
-from services.simulators.midaz.testkit import LedgerRef
-from services.simulators.oauth import IssuedBearer
-from shared.contracts.sisbajud import (
+from activities.sisbajud.contracts.orders import (
     ORDER_WORKFLOW,
     TICK_WORKFLOW,
     NoticeSignal,
@@ -35,8 +30,13 @@ from shared.contracts.sisbajud import (
     TickResult,
     order_workflow_id,
 )
+from activities.sisbajud.models import SisbajudOrder
+from activities.sisbajud.setup import activities, order_options, tick_input
+from services.simulators.mensageria import create_app as mensageria_app
+from services.simulators.midaz import create_app as midaz_app
+from services.simulators.midaz.testkit import LedgerRef
+from services.simulators.oauth import IssuedBearer
 from shared.db.engine import create_engine, session_factory
-from shared.db.sisbajud_models import SisbajudOrder
 from shared.settings import InstitutionSettings, Settings, SisbajudSettings
 from workflows.sisbajud.order import SisbajudOrderWorkflow
 from workflows.sisbajud.tick import SisbajudTickWorkflow, stage_task_queue

@@ -11,9 +11,9 @@ import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
+from activities.sisbajud.contracts.orders import OrderState, order_workflow_id
 from services.app import create_app
 from services.dev.temporal_server import find_temporal_cli
-from shared.contracts.sisbajud import OrderState, order_workflow_id
 from shared.temporal import connect, data_converter
 from tests.api.conftest import API_KEY, make_context
 from tests.support.encryption import assert_sealed, raw_history

@@ -8,7 +8,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from shared.contracts.signer_archive import (
+    from activities.signer.contracts.archive import (
         ARCHIVE_RENEWAL_WORKFLOW,
         DUE_ARCHIVES_ACTIVITY,
         RENEW_ARCHIVE_ACTIVITY,

@@ -20,8 +20,14 @@ from workflows.sisbajud.state import OrderRun
 from workflows.sisbajud.waits import roll, roll_due, sleep_until
 
 with workflow.unsafe.imports_passed_through():
-    from activities.sisbajud.reconcile import ReconcileActivities
-    from shared.contracts.sisbajud import (
+    from activities.sisbajud.contracts.ledger import (
+        Plan,
+        ReconcileResult,
+        ReconcileWriteInput,
+        WriteKind,
+        WriteOutcome,
+    )
+    from activities.sisbajud.contracts.orders import (
         AlarmCode,
         Effect,
         ExecutionState,
@@ -35,13 +41,7 @@ with workflow.unsafe.imports_passed_through():
         result_idempotency_key,
         write_idempotency_key,
     )
-    from shared.contracts.sisbajud_ledger import (
-        Plan,
-        ReconcileResult,
-        ReconcileWriteInput,
-        WriteKind,
-        WriteOutcome,
-    )
+    from activities.sisbajud.reconcile import ReconcileActivities
     from workflows.sisbajud.carry import Wait, WaitKind
 
 # A re-read that fails is tried again at the next beat; the beat goes out regardless.

@@ -18,9 +18,18 @@ from workflows.sisbajud.state import OrderRun
 from workflows.sisbajud.waits import roll
 
 with workflow.unsafe.imports_passed_through():
-    from activities.sisbajud.plans import PlanActivities
-    from activities.sisbajud.writes import WriteActivities
-    from shared.contracts.sisbajud import (
+    from activities.sisbajud.contracts.ledger import (
+        EnsureBlockAccountInput,
+        Plan,
+        PlanInput,
+        PlanKind,
+        ReconcileResult,
+        WriteInput,
+        WriteKind,
+        WriteOutcome,
+        WriteOutcomeKind,
+    )
+    from activities.sisbajud.contracts.orders import (
         AlarmCode,
         Effect,
         ExecutionState,
@@ -34,17 +43,8 @@ with workflow.unsafe.imports_passed_through():
         result_idempotency_key,
         write_idempotency_key,
     )
-    from shared.contracts.sisbajud_ledger import (
-        EnsureBlockAccountInput,
-        Plan,
-        PlanInput,
-        PlanKind,
-        ReconcileResult,
-        WriteInput,
-        WriteKind,
-        WriteOutcome,
-        WriteOutcomeKind,
-    )
+    from activities.sisbajud.plans import PlanActivities
+    from activities.sisbajud.writes import WriteActivities
     from workflows.sisbajud.carry import Wait, WaitKind
 
 # Reads of the CRM and the ledger: retried while Midaz is unavailable, not when it refuses.

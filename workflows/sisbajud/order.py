@@ -17,9 +17,15 @@ from workflows.sisbajud.state import OrderRun
 from workflows.visibility import publish
 
 with workflow.unsafe.imports_passed_through():
-    from activities.sisbajud.orders import OrderActivities
-    from shared.contracts.search_attributes import EXECUTION_STATE, INSTITUTION_ID, ORDER_ID
-    from shared.contracts.sisbajud import (
+    from activities.sisbajud.contracts.errors import SisbajudApiErrorCode
+    from activities.sisbajud.contracts.ledger import WriteOutcome, WriteOutcomeKind
+    from activities.sisbajud.contracts.names import (
+        NOTICE_SIGNAL,
+        ORDER_WORKFLOW,
+        RESOLVE_UPDATE,
+        STATE_QUERY,
+    )
+    from activities.sisbajud.contracts.orders import (
         AlarmCode,
         BeginRevisionInput,
         CheckOwnershipInput,
@@ -39,14 +45,8 @@ with workflow.unsafe.imports_passed_through():
         RunOrderInput,
         SettleInput,
     )
-    from shared.contracts.sisbajud_errors import SisbajudApiErrorCode
-    from shared.contracts.sisbajud_ledger import WriteOutcome, WriteOutcomeKind
-    from shared.contracts.sisbajud_names import (
-        NOTICE_SIGNAL,
-        ORDER_WORKFLOW,
-        RESOLVE_UPDATE,
-        STATE_QUERY,
-    )
+    from activities.sisbajud.orders import OrderActivities
+    from shared.contracts.search_attributes import EXECUTION_STATE, INSTITUTION_ID, ORDER_ID
     from workflows.sisbajud.carry import Carry, Wait, WaitKind
 
 FETCH_TIMEOUT = timedelta(seconds=30)

@@ -11,14 +11,14 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from workflows.sisbajud.state import OrderRun
 
 with workflow.unsafe.imports_passed_through():
-    from shared.contracts.sisbajud import (
+    from activities.sisbajud.contracts.errors import SisbajudErrorCode
+    from activities.sisbajud.contracts.orders import (
         AlarmCode,
         HumanReason,
         Order,
         OrderState,
         SettleInput,
     )
-    from shared.contracts.sisbajud_errors import SisbajudErrorCode
 
 # Runs recorded before a refused read went to a person parked the order instead.
 READ_REFUSED_PATCH = "sisbajud-read-refused-decides"

@@ -11,10 +11,10 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from workflows.sisbajud.state import OrderRun
 
 with workflow.unsafe.imports_passed_through():
+    from activities.sisbajud.contracts.errors import SisbajudApiErrorCode
+    from activities.sisbajud.contracts.ledger import ResolutionLegsInput
+    from activities.sisbajud.contracts.orders import Effect, ResolveDecisionInput
     from activities.sisbajud.resolution_legs import ResolutionActivities
-    from shared.contracts.sisbajud import Effect, ResolveDecisionInput
-    from shared.contracts.sisbajud_errors import SisbajudApiErrorCode
-    from shared.contracts.sisbajud_ledger import ResolutionLegsInput
 
 # Runs recorded before a resolution's transaction was read took the resolution as given.
 RESOLUTION_LEGS_PATCH = "sisbajud-resolution-legs"

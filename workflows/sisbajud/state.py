@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from shared.contracts.sisbajud import (
+    from activities.sisbajud.contracts.orders import (
         NoticeSignal,
         Order,
         OrderOptions,

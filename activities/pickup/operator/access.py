@@ -9,12 +9,12 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup import access
 from activities.pickup import board as machine
+from activities.pickup.contracts.board import Kind, PickupErrorCode
 from activities.pickup.errors import pickup_error
 from activities.pickup.guardian_access import sync_guardian
 from activities.pickup.kick import Kicker
-from shared.contracts.pickup import Kind, PickupErrorCode
+from activities.pickup.models import AccessToken, GuardianLink, Student
 from shared.db.models import utcnow
-from shared.db.pickup_models import AccessToken, GuardianLink, Student
 
 Sessions = async_sessionmaker[AsyncSession]
 

@@ -6,13 +6,13 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.contracts.board import SubjectKind
 from activities.pickup.errors import not_found
+from activities.pickup.models import Guardian, School, Student
 from activities.pickup.operator.credentials import attach
 from activities.pickup.operator.editing import cpf_free, registration_free, valid_cpf
-from shared.contracts.pickup import SubjectKind
+from activities.pickup.settings import DEFAULT_DAY_START, DEFAULT_DAY_TIME_ZONE
 from shared.db.models import utcnow
-from shared.db.pickup_models import Guardian, School, Student
-from shared.settings.pickup import DEFAULT_DAY_START, DEFAULT_DAY_TIME_ZONE
 
 Sessions = async_sessionmaker[AsyncSession]
 

@@ -6,7 +6,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from shared.db.pickup_models import AuditEntry
+from activities.pickup.models import AuditEntry
 
 
 async def audit_trail(sessions: async_sessionmaker[AsyncSession], *, entity: str | None,

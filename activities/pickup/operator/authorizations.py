@@ -13,13 +13,19 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup import authorizations
+from activities.pickup.contracts.board import (
+    Kind,
+    PickupErrorCode,
+    SubjectKind,
+    TimerInput,
+    TimerKind,
+)
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.kick import Kicker
+from activities.pickup.models import AuthorizedPerson, EarlyRelease, Student
 from activities.pickup.operator.credentials import attach
 from activities.pickup.records import audit
-from shared.contracts.pickup import Kind, PickupErrorCode, SubjectKind, TimerInput, TimerKind
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import AuthorizedPerson, EarlyRelease, Student
 
 Sessions = async_sessionmaker[AsyncSession]
 

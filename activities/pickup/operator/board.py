@@ -11,8 +11,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from activities.pickup import board as machine
 from activities.pickup.errors import not_found
 from activities.pickup.kick import Kicker
+from activities.pickup.models import School, Student
 from shared.db.models import utcnow
-from shared.db.pickup_models import School, Student
 
 Sessions = async_sessionmaker[AsyncSession]
 

@@ -10,14 +10,14 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import and_, select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.contracts.board import DAY_START_REASON
 from activities.pickup.day_cycle import DayBatch, start_day
 from activities.pickup.errors import not_found
 from activities.pickup.kick import Kicker
+from activities.pickup.models import AuditEntry, School, Student
 from activities.pickup.records import audit
 from activities.pickup.school_day import day_bounds, school_day_of
-from shared.contracts.pickup import DAY_START_REASON
 from shared.db.models import utcnow
-from shared.db.pickup_models import AuditEntry, School, Student
 from shared.errors import ErrorCode, EsteiraError
 
 Sessions = async_sessionmaker[AsyncSession]

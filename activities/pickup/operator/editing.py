@@ -9,16 +9,13 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import delete, func, select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.contracts.board import Kind, PickupErrorCode, PickupState, SubjectKind
 from activities.pickup.credentials import drop_credentials
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.guardian_access import sync_guardian, sync_guardian_everywhere
 from activities.pickup.guardian_sign_in import forget_links
 from activities.pickup.kick import Kicker
-from activities.pickup.records import audit, broadcast_roster
-from activities.pickup.roster_csv import CpfError, normalize_cpf
-from shared.contracts.pickup import Kind, PickupErrorCode, PickupState, SubjectKind
-from shared.db.models import utcnow
-from shared.db.pickup_models import (
+from activities.pickup.models import (
     AccessToken,
     Arrival,
     AuthorizedPerson,
@@ -27,6 +24,9 @@ from shared.db.pickup_models import (
     GuardianLink,
     Student,
 )
+from activities.pickup.records import audit, broadcast_roster
+from activities.pickup.roster_csv import CpfError, normalize_cpf
+from shared.db.models import utcnow
 from shared.errors import ErrorCode, EsteiraError
 
 Sessions = async_sessionmaker[AsyncSession]

@@ -11,9 +11,9 @@ from sqlmodel import and_, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup import access
+from activities.pickup.models import BoardEvent, GuardianLink
 from activities.pickup.records import valid_link
 from shared.db.models import utcnow
-from shared.db.pickup_models import BoardEvent, GuardianLink
 
 Sessions = async_sessionmaker[AsyncSession]
 # Which events a feed shows, evaluated again on each read (a guardian's students change).

@@ -12,16 +12,16 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup import access
 from activities.pickup import guardian_sign_in as sign_in
+from activities.pickup.contracts.board import TokenKind
 from activities.pickup.errors import not_found
+from activities.pickup.models import Guardian, Notification, School, Student
 from activities.pickup.sign_in_sender import (
     LINK_PATH,
     SignInMessage,
     SignInSender,
     page_base_url,
 )
-from shared.contracts.pickup import TokenKind
 from shared.db.models import utcnow
-from shared.db.pickup_models import Guardian, Notification, School, Student
 from shared.settings import Settings
 
 Sessions = async_sessionmaker[AsyncSession]

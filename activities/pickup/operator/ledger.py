@@ -11,12 +11,12 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup import metrics
 from activities.pickup.backlog import queue_backlog
+from activities.pickup.contracts.board import LedgerStatus, PickupErrorCode
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.kick import Kicker
+from activities.pickup.models import LedgerEntry, Notification
 from activities.pickup.records import audit
-from shared.contracts.pickup import LedgerStatus, PickupErrorCode
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import LedgerEntry, Notification
 
 Sessions = async_sessionmaker[AsyncSession]
 OUTBOXES = (("ledger", LedgerEntry), ("notifications", Notification))

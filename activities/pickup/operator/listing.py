@@ -8,8 +8,8 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.models import AuthorizedPerson, Guardian, GuardianLink, Student
 from activities.pickup.operator.scope import guardian_in_school
-from shared.db.pickup_models import AuthorizedPerson, Guardian, GuardianLink, Student
 
 Sessions = async_sessionmaker[AsyncSession]
 MAX_PAGE = 500

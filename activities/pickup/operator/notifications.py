@@ -7,13 +7,13 @@ from sqlmodel import select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup.backlog import queue_backlog
+from activities.pickup.contracts.board import NotificationStatus, PickupErrorCode
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.kick import Kicker
+from activities.pickup.models import Notification, Student
 from activities.pickup.operator.ledger import Backlog, backlog_at
 from activities.pickup.records import audit
-from shared.contracts.pickup import NotificationStatus, PickupErrorCode
 from shared.db.models import utcnow
-from shared.db.pickup_models import Notification, Student
 
 Sessions = async_sessionmaker[AsyncSession]
 N = Notification

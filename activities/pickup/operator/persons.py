@@ -8,11 +8,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import delete, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from activities.pickup.credentials import drop_credentials
-from activities.pickup.errors import not_found, pickup_error
-from activities.pickup.kick import Kicker
-from activities.pickup.records import audit
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     AuthorizationStatus,
     Kind,
     PickupErrorCode,
@@ -21,8 +17,12 @@ from shared.contracts.pickup import (
     TimerInput,
     TimerKind,
 )
+from activities.pickup.credentials import drop_credentials
+from activities.pickup.errors import not_found, pickup_error
+from activities.pickup.kick import Kicker
+from activities.pickup.models import AuthorizedPerson, Student
+from activities.pickup.records import audit
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import AuthorizedPerson, Student
 
 Sessions = async_sessionmaker[AsyncSession]
 A = AuthorizedPerson

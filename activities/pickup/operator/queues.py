@@ -8,9 +8,9 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.models import QueueSnapshot
 from activities.pickup.queue_chart import Point, queue_svg
 from shared.db.models import as_utc
-from shared.db.pickup_models import QueueSnapshot
 
 Sessions = async_sessionmaker[AsyncSession]
 QUEUES = ("ledger", "notifications")

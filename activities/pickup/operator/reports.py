@@ -13,9 +13,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup import dismissal_report as report
 from activities.pickup.errors import not_found
+from activities.pickup.models import AuditEntry, Notification, School, Student
 from activities.pickup.school_day import day_bounds, school_day_of
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import AuditEntry, Notification, School, Student
 from shared.errors import ErrorCode, EsteiraError
 
 Sessions = async_sessionmaker[AsyncSession]

@@ -12,9 +12,9 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import or_, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.contracts.board import PickupErrorCode
 from activities.pickup.errors import not_found, pickup_error
-from shared.contracts.pickup import PickupErrorCode
-from shared.db.pickup_models import (
+from activities.pickup.models import (
     AccessToken,
     AuthorizedPerson,
     EarlyRelease,

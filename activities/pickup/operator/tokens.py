@@ -7,9 +7,9 @@ from sqlmodel import delete, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup.errors import not_found
+from activities.pickup.models import AccessToken, Guardian
 from activities.pickup.records import audit
 from shared.db.models import utcnow
-from shared.db.pickup_models import AccessToken, Guardian
 
 Sessions = async_sessionmaker[AsyncSession]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from shared.contracts.signer import SignatureFormat
+from activities.signer.contracts.jobs import SignatureFormat
 
 
 class SignatureLevel(StrEnum):

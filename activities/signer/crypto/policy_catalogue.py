@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from shared.contracts.signer import SignatureFormat
+from activities.signer.contracts.jobs import SignatureFormat
 
 ICP_BRASIL_POLICIES = "http://politicas.icpbrasil.gov.br/"
 _FORMAT_NAMES = {SignatureFormat.PADES: "PAdES", SignatureFormat.CADES: "CAdES",

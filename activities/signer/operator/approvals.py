@@ -8,13 +8,13 @@ from sqlmodel import select
 from temporalio.client import Client
 
 from activities.signer.approvals.decisions import Approver, authenticate, decide
+from activities.signer.contracts.approvals import Decision
+from activities.signer.contracts.jobs import SignerErrorCode
+from activities.signer.models.approvals import ApprovalDecision, Cnab240Line, JobApproval
+from activities.signer.models.jobs import Job
 from activities.signer.operator.approval_preview import first_page_png
 from activities.signer.operator.errors import refuse
-from shared.contracts.signer import SignerErrorCode
-from shared.contracts.signer_approvals import Decision
 from shared.db.engine import Sessions
-from shared.db.signer_approval_models import ApprovalDecision, Cnab240Line, JobApproval
-from shared.db.signer_models import Job
 from shared.temporal import TemporalHandle
 
 

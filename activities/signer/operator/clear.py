@@ -11,10 +11,10 @@ from pathlib import Path
 from sqlalchemy import delete, update
 from sqlmodel import select
 
+from activities.signer.models.jobs import Job, JobHistory
 from activities.signer.storage import StorageTree
 from shared.db.engine import Sessions
 from shared.db.models import OperationalEvent, utcnow
-from shared.db.signer_models import Job, JobHistory
 from shared.errors import ErrorCode, EsteiraError
 
 log = logging.getLogger("esteira.signer.clear")

@@ -6,14 +6,14 @@ import contextlib
 import logging
 from pathlib import Path
 
+from activities.signer.contracts.approvals import ApprovalErrorCode
+from activities.signer.contracts.jobs import JobSource, JobStatus, SignerErrorCode, job_workflow_id
 from activities.signer.enqueue import Enqueuer, Outcome
 from activities.signer.lacuna.discovery import retry_signer_folder_job
+from activities.signer.models.jobs import Job
 from activities.signer.operator.errors import refuse
 from activities.signer.repository import JobRepository
-from shared.contracts.signer import JobSource, JobStatus, SignerErrorCode, job_workflow_id
-from shared.contracts.signer_approvals import ApprovalErrorCode
 from shared.db.models import utcnow
-from shared.db.signer_models import Job
 from shared.free_text import bounded_reason
 from shared.temporal import TemporalHandle
 

@@ -11,13 +11,13 @@ from sqlalchemy import delete, func, update
 from sqlmodel import select
 
 from activities.signer.approvals.decisions import approvals_summary
+from activities.signer.contracts.jobs import ACTIVE_STATUSES, JobSource, JobStatus, SignerErrorCode
+from activities.signer.models.jobs import Job, JobHistory
 from activities.signer.operator.commands import CANCELABLE, cancel_job
 from activities.signer.operator.errors import refuse
 from activities.signer.repository import JobRepository
 from activities.signer.storage import Fingerprint, StorageTree, fingerprint_of
-from shared.contracts.signer import ACTIVE_STATUSES, JobSource, JobStatus, SignerErrorCode
 from shared.db.models import OperationalEvent
-from shared.db.signer_models import Job, JobHistory
 from shared.free_text import bounded_reason
 from shared.temporal import TemporalHandle
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 from sqlmodel import select
 
+from activities.signer.contracts.jobs import FolderStatus
 from activities.signer.ignore import ignored
 from activities.signer.metrics import FOLDER_STATUS
+from activities.signer.models.jobs import InputFolderState, SigningProfile
 from activities.signer.repository import JobRepository
-from shared.contracts.signer import FolderStatus
 from shared.db.engine import Sessions
 from shared.db.models import utcnow
-from shared.db.signer_models import InputFolderState, SigningProfile
 from shared.instances import cluster_instance_name
 from shared.paging import Page, bounded, decode_cursor, encode_cursor
 from shared.settings import InputFolderSettings, Settings

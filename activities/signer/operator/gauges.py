@@ -10,6 +10,7 @@ from prometheus_client import Gauge
 from sqlalchemy import func
 from sqlmodel import select
 
+from activities.signer.contracts.jobs import FolderStatus, JobStatus
 from activities.signer.metrics import (
     ARCHIVE_OLDEST_EXPIRY,
     FOLDER_STATUS,
@@ -17,11 +18,10 @@ from activities.signer.metrics import (
     PROFILE_DEGRADED,
     QUEUE_DEPTH,
 )
+from activities.signer.models.jobs import ArchivedOutput, InputFolderState, Job
+from activities.signer.models.pipeline import read_pipeline_state
 from activities.signer.operator.profiles_admin import SignerProfiles
-from shared.contracts.signer import FolderStatus, JobStatus
 from shared.db.engine import Sessions
-from shared.db.pipeline import read_pipeline_state
-from shared.db.signer_models import ArchivedOutput, InputFolderState, Job
 from shared.readiness import Probe, evaluate
 
 WAITING = (JobStatus.QUEUED, JobStatus.AWAITING_APPROVAL, JobStatus.AWAITING_SIGNER,

@@ -12,8 +12,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.contracts.jobs import SignerErrorCode
 from activities.signer.operator.errors import refuse
-from shared.contracts.signer import SignerErrorCode
 from shared.db.engine import Sessions
 from shared.db.models import Instance, InstanceControl, OperationalEvent, as_utc, utcnow
 from shared.instances import cluster_instance_name, read_stood_down

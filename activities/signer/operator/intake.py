@@ -8,8 +8,10 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from activities.signer.contracts.jobs import JobSource, SignerErrorCode
 from activities.signer.enqueue import Enqueuer, EnqueueResult, Outcome, Screening
 from activities.signer.ignore import ignored
+from activities.signer.models.jobs import Job, SigningProfile
 from activities.signer.names import name_problem
 from activities.signer.operator.errors import refuse
 from activities.signer.operator.upload import (
@@ -20,8 +22,6 @@ from activities.signer.operator.upload import (
     uploads_dir,
 )
 from activities.signer.repository import JobRepository
-from shared.contracts.signer import JobSource, SignerErrorCode
-from shared.db.signer_models import Job, SigningProfile
 from shared.settings import Settings
 
 log = logging.getLogger("esteira.signer.intake")

@@ -8,7 +8,10 @@ from datetime import datetime
 from sqlalchemy import func
 from sqlmodel import select
 
+from activities.signer.contracts.approvals import ApprovalErrorCode
+from activities.signer.contracts.jobs import JobStatus, SignerErrorCode
 from activities.signer.enqueue import Enqueuer
+from activities.signer.models.jobs import Job, JobHistory
 from activities.signer.operator.clear import ClearResult, clear_jobs
 from activities.signer.operator.commands import CANCELABLE, cancel_job, retry_job
 from activities.signer.operator.delete_job import DeleteReport, delete_job
@@ -16,10 +19,7 @@ from activities.signer.operator.errors import refuse
 from activities.signer.operator.transitions import TransitionTail
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree
-from shared.contracts.signer import JobStatus, SignerErrorCode
-from shared.contracts.signer_approvals import ApprovalErrorCode
 from shared.db.models import as_utc
-from shared.db.signer_models import Job, JobHistory
 from shared.paging import Page, after, bounded, page_of
 from shared.temporal import TemporalHandle
 

@@ -7,12 +7,12 @@ import logging
 
 from sqlmodel import select
 
+from activities.signer.contracts.jobs import JobStatus, job_workflow_id
+from activities.signer.contracts.lacuna import SignerWebhook
+from activities.signer.contracts.names import WEBHOOK_SIGNAL
+from activities.signer.models.jobs import Job
 from shared.auth import keys_match
-from shared.contracts.signer import JobStatus, job_workflow_id
-from shared.contracts.signer_lacuna import SignerWebhook
-from shared.contracts.signer_names import WEBHOOK_SIGNAL
 from shared.db.engine import Sessions
-from shared.db.signer_models import Job
 from shared.errors import ErrorCode, EsteiraError
 from shared.settings import Settings
 from shared.temporal import TemporalHandle

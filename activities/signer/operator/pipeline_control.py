@@ -13,12 +13,12 @@ from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 
+from activities.signer.contracts.jobs import SignerErrorCode, task_queues
 from activities.signer.metrics import PIPELINE_PAUSED
+from activities.signer.models.pipeline import read_pipeline_state
 from activities.signer.operator.errors import refuse
-from shared.contracts.signer import SignerErrorCode, task_queues
 from shared.db.engine import Sessions
 from shared.db.models import OperationalEvent, PipelineState, utcnow
-from shared.db.pipeline import read_pipeline_state
 from shared.free_text import bounded_reason
 from shared.settings import Settings
 from shared.temporal import TemporalHandle

@@ -12,18 +12,18 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.contracts.jobs import SignerErrorCode
 from activities.signer.crypto.policy_catalogue import POLICY_NAMES
 from activities.signer.health_reporter import recorded_health
 from activities.signer.lacuna.health import folder_gone
 from activities.signer.level_config import LEVELS, describe_level
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.operator.errors import refuse
 from activities.signer.policy_config import policy_name_alias
 from activities.signer.profiles import ProfileConfig, is_keyless, unlisted_module
 from activities.signer.signature_policy import describe_policy
-from shared.contracts.signer import SignerErrorCode
 from shared.db.engine import Sessions
 from shared.db.models import OperationalEvent, utcnow
-from shared.db.signer_models import SigningProfile
 from shared.paging import Page, bounded, decode_cursor, encode_cursor
 from shared.settings import Settings
 

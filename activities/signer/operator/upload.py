@@ -9,8 +9,8 @@ from collections.abc import AsyncIterable, AsyncIterator
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from activities.signer.contracts.jobs import SignerErrorCode
 from activities.signer.operator.errors import refuse
-from shared.contracts.signer import SignerErrorCode
 from shared.settings import Settings
 
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f<>:\"|?*]")

@@ -14,13 +14,13 @@ from typing import Any
 from sqlmodel import select
 
 from activities.signer import engine
+from activities.signer.contracts.jobs import JobSource
 from activities.signer.enqueue import Enqueuer, EnqueueResult
 from activities.signer.lacuna.client import LacunaClient
 from activities.signer.lacuna.discovery import SignerFolderScanner, run_scans
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.repository import JobRepository
-from shared.contracts.signer import JobSource
 from shared.db.models import OperationalEvent
-from shared.db.signer_models import SigningProfile
 from shared.settings import Settings
 
 DIVERGED = "InputDiverged"

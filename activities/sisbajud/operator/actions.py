@@ -10,19 +10,19 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel import SQLModel, col
 
-from activities.sisbajud.operator.payloads import ActionIn
-from activities.sisbajud.operator.trail import PARKED, audit, changed, missing, not_parked
-from shared.contracts.sisbajud import OrderState
-from shared.contracts.sisbajud_errors import SisbajudApiErrorCode, sisbajud_error
-from shared.db.engine import Sessions
-from shared.db.models import utcnow
-from shared.db.sisbajud_models import (
+from activities.sisbajud.contracts.errors import SisbajudApiErrorCode, sisbajud_error
+from activities.sisbajud.contracts.orders import OrderState
+from activities.sisbajud.models import (
     SisbajudAlarm,
     SisbajudNotice,
     SisbajudOrder,
     SisbajudOrphan,
     SisbajudOutbox,
 )
+from activities.sisbajud.operator.payloads import ActionIn
+from activities.sisbajud.operator.trail import PARKED, audit, changed, missing, not_parked
+from shared.db.engine import Sessions
+from shared.db.models import utcnow
 
 # What a requeued row becomes: due at the next tick.
 ACCEPTED, PENDING = "ACCEPTED", "PENDING"

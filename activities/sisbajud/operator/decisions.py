@@ -12,20 +12,20 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.sisbajud.operator.payloads import ResolutionIn
-from activities.sisbajud.store import DOMAIN
-from shared.contracts.sisbajud import (
+from activities.sisbajud.contracts.errors import SisbajudApiErrorCode, sisbajud_error
+from activities.sisbajud.contracts.names import RESOLVE_UPDATE
+from activities.sisbajud.contracts.orders import (
     Effect,
     HumanDisposition,
     ResolveDecisionInput,
     ResolveDecisionResult,
     order_workflow_id,
 )
-from shared.contracts.sisbajud_errors import SisbajudApiErrorCode, sisbajud_error
-from shared.contracts.sisbajud_names import RESOLVE_UPDATE
+from activities.sisbajud.models import SisbajudHumanDecision
+from activities.sisbajud.operator.payloads import ResolutionIn
+from activities.sisbajud.store import DOMAIN
 from shared.db.engine import Sessions
 from shared.db.models import as_utc, utcnow
-from shared.db.sisbajud_models import SisbajudHumanDecision
 from shared.errors import ErrorCode, EsteiraError
 from shared.events import record_event
 from shared.paging import Page, after, bounded, page_of

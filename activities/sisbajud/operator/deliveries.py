@@ -16,13 +16,13 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.exceptions import ApplicationError
 
 from activities.sisbajud.clients import MensageriaClient
+from activities.sisbajud.contracts.orders import AlarmCode, FetchOrderResult, FetchStatus
 from activities.sisbajud.metrics import NOTICE_SECONDS, NOTICES
+from activities.sisbajud.models import SisbajudNotice
 from activities.sisbajud.notices import ACCEPTED, PARKED, WITHDRAWN, settle_notice
 from activities.sisbajud.orders import fetch_order
 from activities.sisbajud.store import raise_alarm, record_notice, stored_webhook_id
-from shared.contracts.sisbajud import AlarmCode, FetchOrderResult, FetchStatus
 from shared.db.engine import Sessions
-from shared.db.sisbajud_models import SisbajudNotice
 from shared.settings import Settings
 
 # skew_s is an INTEGER column (32-bit on PostgreSQL); a skew past it is kept at the bound.

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from prometheus_client import Gauge
 
+from activities.sisbajud.contracts.orders import HumanDisposition
 from activities.sisbajud.gauges import (
     open_decisions,
     orphans_recorded,
@@ -16,7 +17,6 @@ from activities.sisbajud.gauges import (
     uncertain_writes,
 )
 from activities.sisbajud.metrics import HUMAN_DECISIONS_OPEN
-from shared.contracts.sisbajud import HumanDisposition
 from shared.db.engine import Sessions
 
 # The label of open decisions without a disposition.

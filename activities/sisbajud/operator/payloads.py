@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
-from shared.contracts.sisbajud import Effect, ReasonCode
+from activities.sisbajud.contracts.orders import Effect, ReasonCode
 from shared.wire import WireModel
 
 # What a confirmation must repeat of the proposal it confirms.

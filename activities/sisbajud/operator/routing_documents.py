@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
+from activities.sisbajud.models import SisbajudRoutingDocument
 from activities.sisbajud.route_check import check_routes
 from activities.sisbajud.routing import DOCUMENT_KEYS, Preflight, preflight, validate_document
 from activities.sisbajud.systemplane import (
@@ -19,7 +20,6 @@ from activities.sisbajud.systemplane import (
 )
 from shared.db.engine import Sessions
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudRoutingDocument
 from shared.errors import ErrorCode, EsteiraError
 from shared.settings import Settings
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.sisbajud.contracts.errors import SisbajudApiErrorCode, sisbajud_error
 from activities.sisbajud.store import DOMAIN
-from shared.contracts.sisbajud_errors import SisbajudApiErrorCode, sisbajud_error
 from shared.errors import ErrorCode, EsteiraError
 from shared.events import record_event
 

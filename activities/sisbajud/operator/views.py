@@ -10,9 +10,7 @@ from typing import Any
 from sqlalchemy import func
 from sqlmodel import col, select
 
-from shared.db.engine import Sessions
-from shared.db.models import as_utc, utcnow
-from shared.db.sisbajud_models import (
+from activities.sisbajud.models import (
     SisbajudAlarm,
     SisbajudInstitution,
     SisbajudNotice,
@@ -21,6 +19,8 @@ from shared.db.sisbajud_models import (
     SisbajudOutbox,
     SisbajudWrite,
 )
+from shared.db.engine import Sessions
+from shared.db.models import as_utc, utcnow
 from shared.errors import ErrorCode, EsteiraError
 from shared.paging import Page, after, bounded, decode_cursor, page_of
 from shared.settings import Settings

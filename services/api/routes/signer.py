@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 
+from activities.signer.contracts.jobs import JobStatus
 from activities.signer.operator import JobFilter
 from services.api.routes.signer_schemas import (
     Cleared,
@@ -17,7 +18,6 @@ from services.api.routes.signer_schemas import (
     RescanAnswer,
 )
 from services.app_context import SignerFace
-from shared.contracts.signer import JobStatus
 from shared.paging import MAX_PAGE
 from shared.wire import PageOut
 

@@ -7,11 +7,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import Field
 
+from activities.signer.contracts.approvals import Decision
+from activities.signer.models.approvals import ApprovalDecision, Cnab240Line
 from activities.signer.operator import ApprovalSnapshot, Approver
 from services.api.routes.signer_schemas import iso
 from services.app_context import SignerFace
-from shared.contracts.signer_approvals import Decision
-from shared.db.signer_approval_models import ApprovalDecision, Cnab240Line
 from shared.wire import WireModel
 
 # Everything under this prefix authenticates with an approver token (services/api/auth.py).

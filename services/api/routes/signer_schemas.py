@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import Field
 
+from activities.signer.contracts.jobs import FolderStatus, JobStatus
+from activities.signer.models.jobs import Job, JobHistory
 from activities.signer.operator import (
     ClearResult,
     FolderBinding,
@@ -16,9 +18,7 @@ from activities.signer.operator import (
     RescanReport,
 )
 from activities.signer.operator import JobDetail as JobRecord
-from shared.contracts.signer import FolderStatus, JobStatus
 from shared.db.models import OperationalEvent, as_utc
-from shared.db.signer_models import Job, JobHistory
 from shared.wire import WireModel
 
 

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from activities.sisbajud.contracts.orders import AlarmCode, OrderState
 from services.api.filters import AnyCase, value_of
 from services.api.routes import sisbajud_admin
 from services.api.routes.sisbajud_decisions import router as decisions_router
@@ -22,7 +23,6 @@ from services.api.routes.sisbajud_wire import (
     SisbajudOutboxPage,
 )
 from services.app_context import SisbajudFace
-from shared.contracts.sisbajud import AlarmCode, OrderState
 from shared.wire import PageOut
 
 router = APIRouter()

@@ -12,6 +12,14 @@ from zoneinfo import ZoneInfo
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
+from activities.pickup.contracts.board import (
+    ARRIVAL_TIMEOUT_REASON,
+    READY_TIMEOUT_REASON,
+    PickupErrorCode,
+    PickupState,
+)
+from activities.pickup.contracts.errors import pickup_error
+from activities.pickup.models import Notification, Student
 from activities.pickup.operator import access, guardian_page
 from activities.pickup.operator import events as feed
 from activities.pickup.operator.kicker import Kicker
@@ -20,15 +28,7 @@ from services.api.routes.pickup import events as rest_events
 from services.dashboard import guardian_session as gs
 from services.dashboard.guard import CsrfRejected
 from services.dashboard.web import TEMPLATES, context, redirect, render
-from shared.contracts.pickup import (
-    ARRIVAL_TIMEOUT_REASON,
-    READY_TIMEOUT_REASON,
-    PickupErrorCode,
-    PickupState,
-)
-from shared.contracts.pickup_errors import pickup_error
 from shared.db.models import as_utc
-from shared.db.pickup_models import Notification, Student
 from shared.errors import EsteiraError
 
 router = APIRouter()

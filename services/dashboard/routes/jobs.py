@@ -6,12 +6,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.datastructures import UploadFile
 
+from activities.signer.contracts.jobs import JobStatus, job_workflow_id
+from activities.signer.models.jobs import Job
 from activities.signer.operator import JobFilter
 from services.app_context import SignerFace
 from services.dashboard.guard import CheckedForm, actor
 from services.dashboard.web import next_page_url, redirect, render
-from shared.contracts.signer import JobStatus, job_workflow_id
-from shared.db.signer_models import Job
 from shared.errors import EsteiraError
 from shared.paging import Page
 

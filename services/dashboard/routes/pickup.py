@@ -8,6 +8,12 @@ from datetime import timedelta
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
+from activities.pickup.contracts.board import (
+    ARRIVAL_TIMEOUT_REASON,
+    READY_TIMEOUT_REASON,
+    PickupErrorCode,
+)
+from activities.pickup.models import Student
 from activities.pickup.operator import admin, queues
 from activities.pickup.operator import board as operations
 from activities.pickup.operator import events as feed
@@ -16,9 +22,7 @@ from services.api.routes.pickup import events as rest_events
 from services.app_context import ApiContext
 from services.dashboard.guard import CheckedForm, actor
 from services.dashboard.web import TEMPLATES, context, redirect, render
-from shared.contracts.pickup import ARRIVAL_TIMEOUT_REASON, READY_TIMEOUT_REASON, PickupErrorCode
 from shared.db.models import utcnow
-from shared.db.pickup_models import Student
 from shared.errors import ErrorCode, EsteiraError
 
 router = APIRouter()

@@ -6,12 +6,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import ValidationError
 
+from activities.sisbajud.contracts.orders import Effect, ReasonCode, order_workflow_id
 from activities.sisbajud.operator import ResolutionIn
 from services.app_context import SisbajudFace
 from services.dashboard.guard import CheckedForm
 from services.dashboard.web import redirect, render
 from services.operator_credentials import ActorDep
-from shared.contracts.sisbajud import Effect, ReasonCode, order_workflow_id
 from shared.errors import ErrorCode, EsteiraError
 
 router = APIRouter()

@@ -5,11 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from activities.signer.contracts.jobs import JobStatus
 from activities.signer.operator import EventFilter
 from services.app_context import SignerFace
 from services.dashboard.guard import CheckedForm, actor
 from services.dashboard.web import redirect, render
-from shared.contracts.signer import JobStatus
 from shared.errors import EsteiraError
 from shared.instances import instance_id
 

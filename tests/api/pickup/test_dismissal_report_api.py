@@ -12,9 +12,9 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
+from activities.pickup.models import AuditEntry, Notification, School, Student
 from services.app import create_app
 from services.app_context import ApiContext
-from shared.db.pickup_models import AuditEntry, Notification, School, Student
 from tests.api.pickup.conftest import PickupApi
 from tests.support.pickup import API_KEY, pickup_settings
 

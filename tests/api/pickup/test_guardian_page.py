@@ -17,9 +17,9 @@ from pydantic import SecretStr
 from sqlmodel import update
 
 from activities.pickup.access import hash_token
+from activities.pickup.models import AccessToken, AuditEntry, GuardianLink, SignInLink, Student
 from services.dashboard.routes import guardian as guardian_routes
 from shared.db.models import utcnow
-from shared.db.pickup_models import AccessToken, AuditEntry, GuardianLink, SignInLink, Student
 from tests.api.pickup.conftest import PickupApi
 from tests.api.pickup.test_realtime import _read
 from tests.support.guardian_inbox import SECRET, Inbox, token_of

@@ -18,13 +18,13 @@ import httpx
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
+from activities.pickup.contracts.board import TimerInput, TimerKind
+from activities.pickup.models import AuditEntry, Guardian, GuardianLink, Student
 from activities.signer.crypto.samples import make_pdf
 from services.app import create_app
 from shared import instances
-from shared.contracts.pickup import TimerInput, TimerKind
 from shared.db.engine import create_engine, is_sqlite
 from shared.db.models import Instance, as_utc, utcnow
-from shared.db.pickup_models import AuditEntry, Guardian, GuardianLink, Student
 from tests.api.conftest import make_context
 from tests.support.pickup import API_KEY, RecordingKicker, Seed
 

@@ -11,10 +11,10 @@ import pytest
 import pytest_asyncio
 from sqlalchemy import event
 
+from activities.pickup.models import BoardEvent, Guardian, GuardianLink
 from activities.pickup.operator.events import guardian_feed, school_feed
 from services.api.pickup_stream import StreamHub
 from shared.db.engine import create_engine, session_factory
-from shared.db.pickup_models import BoardEvent, Guardian, GuardianLink
 from tests.support.pickup import API_KEY, Seed, serve
 
 STATE = "StudentStateChanged"

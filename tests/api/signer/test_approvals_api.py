@@ -11,11 +11,11 @@ from sqlmodel import select
 
 from activities.signer.approvals.store import ApprovalStore
 from activities.signer.approvals.tokens import token_hash
+from activities.signer.contracts.approvals import ApprovalState
+from activities.signer.models.approvals import ApproverToken, Cnab240Line, JobApproval
+from activities.signer.models.jobs import Job
 from activities.signer.repository import JobRepository
-from shared.contracts.signer_approvals import ApprovalState
 from shared.db.models import OperationalEvent
-from shared.db.signer_approval_models import ApproverToken, Cnab240Line, JobApproval
-from shared.db.signer_models import Job
 from tests.api.conftest import API_KEY
 
 AUTH = {"X-API-Key": API_KEY}

@@ -7,10 +7,10 @@ import uuid
 import pytest
 from sqlmodel import select
 
+from activities.signer.models.jobs import Job
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree, fingerprint_of
 from shared.db.models import OperationalEvent
-from shared.db.signer_models import Job
 from shared.errors import EsteiraError
 from tests.api.conftest import API_KEY
 

@@ -10,11 +10,11 @@ import pytest
 from activities.signer.health_reporter import ProfileHealthReporter
 from activities.signer.lacuna.client import LacunaClient
 from activities.signer.lacuna.discovery import SignerFolderScanner
+from activities.signer.models.jobs import SigningProfile
 from services.app import create_app
 from services.banner_signer import signer_rows_and_panel
 from services.simulators.lacuna import LacunaSimSettings
 from services.simulators.lacuna import create_app as sim_app
-from shared.db.signer_models import SigningProfile
 from shared.settings import SignerSettings
 from tests.api.conftest import API_KEY, make_context
 from tests.support.lacuna import SIM_KEY, remote_profile, write_holder_pki

@@ -9,8 +9,8 @@ import uuid
 import pytest
 
 from activities.signer.crypto.samples import make_pdf
+from activities.signer.models.jobs import Job, SigningProfile
 from activities.signer.repository import JobRepository
-from shared.db.signer_models import Job, SigningProfile
 from tests.api.conftest import API_KEY
 
 AUTH = {"X-API-Key": API_KEY}

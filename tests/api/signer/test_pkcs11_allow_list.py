@@ -7,8 +7,8 @@ from unittest import mock
 import httpx
 import pytest
 
+from activities.signer.models.jobs import SigningProfile
 from services.app import create_app
-from shared.db.signer_models import SigningProfile
 from tests.api.conftest import API_KEY, make_context
 from tests.dashboard.conftest import sign_in
 

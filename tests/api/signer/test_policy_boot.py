@@ -7,11 +7,11 @@ import logging
 
 import httpx
 
+from activities.signer.contracts.jobs import SignatureFormat
 from activities.signer.crypto.policy_catalogue import catalogue_policy
 from activities.signer.health_reporter import ProfileHealthReporter
 from services.app import create_app
 from services.banner_signer import signer_rows_and_panel
-from shared.contracts.signer import SignatureFormat
 from tests.api.conftest import API_KEY, make_context
 from tests.support.policy_documents import write_policy
 from tests.support.profiles import update_default_profile

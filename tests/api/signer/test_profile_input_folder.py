@@ -6,9 +6,9 @@ import logging
 
 import httpx
 
+from activities.signer.models.jobs import SigningProfile
 from services.app import create_app
 from services.banner_signer import signer_rows_and_panel
-from shared.db.signer_models import SigningProfile
 from tests.api.conftest import API_KEY, make_context
 
 AUTH = {"X-API-Key": API_KEY}

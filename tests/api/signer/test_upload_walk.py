@@ -10,8 +10,8 @@ import pytest
 import activities.signer.enqueue as enqueue_module
 import activities.signer.operator.intake as intake_module
 from activities.signer.crypto.samples import make_pdf
+from activities.signer.models.jobs import Job
 from activities.signer.names import name_problem
-from shared.db.signer_models import Job
 from tests.api.conftest import API_KEY
 
 AUTH = {"X-API-Key": API_KEY}

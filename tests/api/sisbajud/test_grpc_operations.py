@@ -8,11 +8,11 @@ import base64
 import grpc
 import pytest
 
+from activities.sisbajud.models import SisbajudAlarm, SisbajudHumanDecision, SisbajudOutbox
 from services.dashboard.passwords import hash_password
 from services.grpc_server.auth import ApiKeyInterceptor
 from services.grpc_server.gen.esteira.v1 import sisbajud_pb2, sisbajud_pb2_grpc
 from services.grpc_server.sisbajud import SisbajudServicer
-from shared.db.sisbajud_models import SisbajudAlarm, SisbajudHumanDecision, SisbajudOutbox
 from shared.settings import OperatorAccount
 from tests.api.conftest import API_KEY
 from tests.api.signer.test_grpc_signer import refused

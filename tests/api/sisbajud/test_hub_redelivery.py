@@ -9,10 +9,10 @@ import pytest
 import pytest_asyncio
 from sqlalchemy.exc import OperationalError
 
+from activities.sisbajud.models import SisbajudNotice, SisbajudOrder
 from services.simulators.hub.redelivery import RETRY_SCHEDULE, deliver
 from services.webhook_gateway.app import WEBHOOK_PATH, GatewayDeps, create_app
 from services.webhook_gateway.signature import StandardWebhooksV1
-from shared.db.sisbajud_models import SisbajudNotice, SisbajudOrder
 from tests.api.sisbajud.conftest import MAX_SKEW_S, SECRET, face_for
 from tests.support.sisbajud import World, new_order_id, sisbajud_settings, stored
 

@@ -9,12 +9,8 @@ from decimal import Decimal
 import pytest
 from sqlmodel import select
 
-from activities.sisbajud.store import record_notice
-from services.dashboard.passwords import hash_password
-from services.simulators.midaz.testkit import send
-from shared.contracts.sisbajud import block_account_alias
-from shared.db.models import OperationalEvent
-from shared.db.sisbajud_models import (
+from activities.sisbajud.contracts.orders import block_account_alias
+from activities.sisbajud.models import (
     SisbajudAlarm,
     SisbajudHumanDecision,
     SisbajudNotice,
@@ -22,6 +18,10 @@ from shared.db.sisbajud_models import (
     SisbajudOrphan,
     SisbajudOutbox,
 )
+from activities.sisbajud.store import record_notice
+from services.dashboard.passwords import hash_password
+from services.simulators.midaz.testkit import send
+from shared.db.models import OperationalEvent
 from shared.settings import OperatorAccount
 from tests.api.conftest import API_KEY
 from tests.support.sisbajud import World, new_order_id, sisbajud_settings, stored

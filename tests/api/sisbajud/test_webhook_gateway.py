@@ -10,6 +10,7 @@ import httpx
 import pytest
 from sqlmodel import select
 
+from activities.sisbajud.models import SisbajudAlarm, SisbajudNotice
 from activities.sisbajud.operator import SisbajudOperations
 from services.simulators.hub.notice import build_notice, encode
 from services.simulators.hub.sender import prepare_notice
@@ -18,7 +19,6 @@ from services.webhook_gateway.app import WEBHOOK_PATH
 from services.webhook_gateway.body_limit import MAX_WEBHOOK_BODY
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent
-from shared.db.sisbajud_models import SisbajudAlarm, SisbajudNotice
 from tests.api.sisbajud.conftest import MAX_SKEW_S, OLD_SECRET, SECRET, gateway_client
 
 ORDER = "0190a1b2-c3d4-7e5f-8071-8293a4b5c6d7"

@@ -11,6 +11,13 @@ import pytest_asyncio
 from sqlalchemy import text, update
 from sqlmodel import select
 
+from activities.sisbajud.contracts.orders import AlarmCode, FetchStatus
+from activities.sisbajud.models import (
+    SisbajudAlarm,
+    SisbajudNotice,
+    SisbajudOrder,
+    SisbajudOutbox,
+)
 from activities.sisbajud.notices import settle_notice
 from activities.sisbajud.operator import SisbajudOperations
 from activities.sisbajud.store import record_notice
@@ -18,14 +25,7 @@ from services.simulators.hub.notice import build_notice, encode
 from services.simulators.hub.sender import prepare_notice
 from services.simulators.mensageria import create_app as mensageria_app
 from services.webhook_gateway.app import WEBHOOK_PATH
-from shared.contracts.sisbajud import AlarmCode, FetchStatus
 from shared.db.models import OperationalEvent
-from shared.db.sisbajud_models import (
-    SisbajudAlarm,
-    SisbajudNotice,
-    SisbajudOrder,
-    SisbajudOutbox,
-)
 from shared.temporal import TemporalHandle
 from tests.api.sisbajud.conftest import (
     SECRET,

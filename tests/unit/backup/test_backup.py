@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from activities.signer.models.jobs import SigningProfile
 from services.backup.archive import MANIFEST
 from services.backup.layout import PAYLOAD_KEYS, STORE, TEMPORAL
 from services.cli import main
 from shared.db.engine import create_engine, session_factory
-from shared.db.signer_models import SigningProfile
 from tests.unit.backup.support import (
     FILES,
     RUNTIME,

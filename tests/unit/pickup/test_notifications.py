@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from activities.pickup import metrics
+from activities.pickup.contracts.board import DrainBatchInput, Outbox
+from activities.pickup.models import AuditEntry, Notification
 from activities.pickup.notifications import NotificationDelivery
-from shared.contracts.pickup import DrainBatchInput, Outbox
 from shared.db.models import as_utc
-from shared.db.pickup_models import AuditEntry, Notification
 from shared.settings import PickupSettings
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

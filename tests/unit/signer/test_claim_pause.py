@@ -7,12 +7,12 @@ import asyncio
 from sqlalchemy import event
 from sqlmodel import func, select
 
+from activities.signer.contracts.jobs import JobStatus
+from activities.signer.models.jobs import Job
 from activities.signer.operator import SignerOperations
 from activities.signer.repository import Claim, JobRepository, new_job_id
 from services.bootstrap import bootstrap
-from shared.contracts.signer import JobStatus
 from shared.db.engine import create_engine, session_factory
-from shared.db.signer_models import Job
 from shared.db.sqlite_writer import writer_for
 from shared.temporal import TemporalHandle
 

@@ -8,7 +8,7 @@ import pytest
 
 from activities.signer.health import ProfileHealth
 from activities.signer.level_health import level_health
-from shared.db.signer_models import SigningProfile
+from activities.signer.models.jobs import SigningProfile
 from tests.support.ltv_pki import DEAD_URL, LtvPki, running_pki
 
 OK = ProfileHealth("p", True, "pfx (/x.pfx) CN=LTV Signer thumbprint=AB")

@@ -16,6 +16,7 @@ import pytest
 from pyhanko.keys.internal import translate_pyca_cryptography_cert_to_asn1
 from pyhanko.sign.ades.report import AdESPassed
 
+from activities.signer.contracts.jobs import SignatureFormat
 from activities.signer.crypto import samples
 from activities.signer.crypto._sync import run_sync
 from activities.signer.crypto.cades import sign_cades
@@ -29,7 +30,6 @@ from activities.signer.crypto.ltv import (
 )
 from activities.signer.crypto.signer import LoadedSigner, load_pfx_signer
 from activities.signer.crypto.timestamps import FailoverTimeStamper, TsaEndpoint
-from shared.contracts.signer import SignatureFormat
 from tests.support.ltv_pki import DEAD_URL, PFX_PASSWORD, LtvPki, running_pki
 from tests.support.ltv_validation import ades_status, embedded_evidence_valid, signature_time
 from tests.support.tsa_gate import tsa_gate

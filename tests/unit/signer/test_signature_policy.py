@@ -14,11 +14,13 @@ from pydantic import ValidationError
 from pyhanko.pdf_utils.reader import PdfFileReader
 from pyhanko.sign.general import find_unique_cms_attribute
 
+from activities.signer.contracts.jobs import SignatureFormat
 from activities.signer.crypto import cades, pades, xades
 from activities.signer.crypto.policy_catalogue import CATALOGUE, POLICY_NAMES, catalogue_policy
 from activities.signer.crypto.policy_document import PolicyDocumentError
 from activities.signer.crypto.samples import make_remittance, make_xml
 from activities.signer.health import ProfileHealth
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.profiles import ProfileConfig
 from activities.signer.signature_policy import (
     describe_policy,
@@ -26,8 +28,6 @@ from activities.signer.signature_policy import (
     policy_health,
     resolve,
 )
-from shared.contracts.signer import SignatureFormat
-from shared.db.signer_models import SigningProfile
 from tests.support.policy_documents import write_policy
 
 FORMATS = {"pades": SignatureFormat.PADES, "cades": SignatureFormat.CADES,

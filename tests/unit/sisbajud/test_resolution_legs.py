@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from activities.sisbajud.contracts.orders import Leg
 from activities.sisbajud.resolution_legs import moved_legs
-from shared.contracts.sisbajud import Leg
 
 BLOCK = "@block_sisbajud_0190a1b2c3d4e5f60718293a4b5c6d7e"
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from temporalio import activity, workflow
 
+from activities.sisbajud.contracts import names
 from activities.sisbajud.orders import OrderActivities
 from activities.sisbajud.plans import PlanActivities
 from activities.sisbajud.reconcile import ReconcileActivities
 from activities.sisbajud.resolution_legs import ResolutionActivities
 from activities.sisbajud.tick import TickActivities
 from activities.sisbajud.writes import WriteActivities
-from shared.contracts import sisbajud_names as names
 from workflows.sisbajud.order import SisbajudOrderWorkflow
 from workflows.sisbajud.tick import SisbajudTickWorkflow
 

@@ -6,8 +6,8 @@ import asyncio
 from pathlib import Path
 from types import SimpleNamespace
 
+from activities.signer.contracts.jobs import FolderStatus
 from services.watcher.folder import FolderWatcher
-from shared.contracts.signer import FolderStatus
 from shared.settings import InputFolderSettings
 
 

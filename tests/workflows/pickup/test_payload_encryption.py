@@ -8,8 +8,7 @@ import pytest
 from temporalio.worker import Worker
 
 from activities.pickup.board import mark_ready, signal_arrival
-from activities.pickup.notifications import NotificationDelivery
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     DrainInput,
     DrainResult,
     Outbox,
@@ -18,9 +17,10 @@ from shared.contracts.pickup import (
     SweepResult,
     TimerResult,
 )
-from shared.contracts.pickup_names import DRAIN_WORKFLOW, ENTITY_TIMER_WORKFLOW, SWEEP_WORKFLOW
+from activities.pickup.contracts.names import DRAIN_WORKFLOW, ENTITY_TIMER_WORKFLOW, SWEEP_WORKFLOW
+from activities.pickup.models import Notification, Student
+from activities.pickup.notifications import NotificationDelivery
 from shared.db.models import utcnow
-from shared.db.pickup_models import Notification, Student
 from tests.support.encryption import assert_sealed, encrypting_client, raw_history
 from workflows.pickup import WORKFLOWS
 

@@ -19,8 +19,15 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.signer import engine
+from activities.signer.contracts.jobs import (
+    TERMINAL_STATUSES,
+    JobSource,
+    job_workflow_id,
+    task_queues,
+)
 from activities.signer.encryption import load_encryption_key
 from activities.signer.enqueue import Enqueuer, EnqueueResult
+from activities.signer.models.jobs import Job, JobHistory, SigningProfile
 from activities.signer.operator import SignerOperations
 from activities.signer.pipeline import SigningActivities
 from activities.signer.repository import JobRepository
@@ -28,10 +35,8 @@ from activities.signer.storage import StorageTree
 from services.bootstrap import bootstrap
 from services.worker.gate import PauseGatedWorker
 from services.worker.main import PAUSE_DRAIN, make_worker
-from shared.contracts.signer import TERMINAL_STATUSES, JobSource, job_workflow_id, task_queues
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent, PipelineState
-from shared.db.signer_models import Job, JobHistory, SigningProfile
 from shared.settings import Settings
 from shared.temporal import TemporalHandle
 from shared.worker_shape import DomainWorker

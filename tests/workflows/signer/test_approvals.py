@@ -18,12 +18,12 @@ from temporalio.worker import Worker
 
 from activities.signer.approvals import decisions
 from activities.signer.approvals.wiring import approval_parts
+from activities.signer.contracts.approvals import Decision
+from activities.signer.contracts.jobs import JobResult, JobStatus, job_workflow_id, task_queues
+from activities.signer.contracts.names import APPROVAL_DECIDED_SIGNAL
 from activities.signer.crypto.samples import make_pdf, make_remittance
+from activities.signer.models.approvals import Cnab240Line, NotificationOutbox
 from services.dev.smtp_sink import SmtpSink
-from shared.contracts.signer import JobResult, JobStatus, job_workflow_id, task_queues
-from shared.contracts.signer_approvals import Decision
-from shared.contracts.signer_names import APPROVAL_DECIDED_SIGNAL
-from shared.db.signer_approval_models import Cnab240Line, NotificationOutbox
 from shared.errors import EsteiraError
 
 TODAY = date(2030, 1, 10)

@@ -9,12 +9,12 @@ import time
 
 from temporalio.client import Client
 
+from activities.signer.contracts.jobs import JobStatus, job_workflow_id, task_queues
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.pipeline import SigningActivities
 from services.worker.gate import PauseGatedWorker
 from services.worker.main import PAUSE_DRAIN, make_worker
 from services.worker.stand_down import STOOD_DOWN, StandDownRefusal
-from shared.contracts.signer import JobStatus, job_workflow_id, task_queues
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import Instance
 from shared.worker_shape import DomainWorker

@@ -17,16 +17,16 @@ from temporalio.worker import Worker
 
 from activities.signer.archive import ArchiveActivities, ArchiveRegistry, timestamp_count
 from activities.signer.archive_schedule import ensure_archive_schedule
-from activities.signer.crypto.samples import make_pdf
-from shared.contracts.signer import JobStatus
-from shared.contracts.signer_archive import (
+from activities.signer.contracts.archive import (
     ARCHIVE_RENEWAL_WORKFLOW,
     RenewArchiveInput,
     RenewArchivesInput,
     RenewArchivesResult,
     archive_schedule_id,
 )
-from shared.db.signer_models import ArchivedOutput
+from activities.signer.contracts.jobs import JobStatus
+from activities.signer.crypto.samples import make_pdf
+from activities.signer.models.jobs import ArchivedOutput
 from tests.support.csc_service import csc_service
 from tests.support.ltv_pki import DEAD_URL, PFX_PASSWORD, LtvPki, running_pki
 from tests.support.ltv_validation import embedded_evidence_valid

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from activities.signer.contracts.jobs import JobStatus
 from activities.signer.crypto.samples import make_pdf
+from activities.signer.models.jobs import Job
 from activities.signer.repository import new_job_id
-from shared.contracts.signer import JobStatus
 from shared.db.models import utcnow
-from shared.db.signer_models import Job
 
 
 async def test_a_queued_job_without_its_workflow_is_started_and_signed(signer):

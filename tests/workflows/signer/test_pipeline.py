@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from activities.signer import engine
+from activities.signer.contracts.jobs import JobResult, JobSource, JobStatus, SignerErrorCode
 from activities.signer.crypto.samples import make_pdf, make_remittance, make_xml
 from activities.signer.enqueue import Outcome
-from shared.contracts.signer import JobResult, JobSource, JobStatus, SignerErrorCode
 
 
 def _tool(name: str) -> str:

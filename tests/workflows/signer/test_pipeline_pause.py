@@ -7,8 +7,8 @@ import time
 from datetime import timedelta
 
 from activities.signer import pipeline
+from activities.signer.contracts.jobs import JobResult, JobStatus, job_workflow_id
 from activities.signer.crypto.samples import make_pdf
-from shared.contracts.signer import JobResult, JobStatus, job_workflow_id
 
 
 async def _paused_attempt(signer, job_id: str, timeout: float = 30.0) -> int:

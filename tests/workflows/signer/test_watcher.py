@@ -10,16 +10,16 @@ from types import SimpleNamespace
 from sqlalchemy import event
 from sqlmodel import select
 
+from activities.signer.contracts.jobs import FolderStatus
 from activities.signer.crypto.samples import make_pdf, make_remittance
 from activities.signer.enqueue import EnqueueResult, Outcome
+from activities.signer.models.jobs import InputFolderState, Job, SigningProfile
 from activities.signer.operator import SignerOperations
 from activities.signer.repository import JobRepository
 from services.watcher.folder import ENQUEUE_BATCH, FolderWatcher
 from services.watcher.main import _hand_back_diverged
-from shared.contracts.signer import FolderStatus
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent
-from shared.db.signer_models import InputFolderState, Job, SigningProfile
 from shared.settings import InputFolderSettings
 from shared.temporal import TemporalHandle
 

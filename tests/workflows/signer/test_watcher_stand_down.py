@@ -8,10 +8,10 @@ import time
 from sqlmodel import select
 
 from activities.signer.crypto.samples import make_pdf
+from activities.signer.models.jobs import Job
 from services.watcher.folder import FolderWatcher
 from services.watcher.stand_down import StandDownFollower
 from shared.db.models import Instance
-from shared.db.signer_models import Job
 from shared.settings import InputFolderSettings
 
 STABILITY = 0.3

@@ -7,18 +7,18 @@ from decimal import Decimal
 
 import pytest
 
+from activities.sisbajud.contracts.orders import OrderState, block_account_alias
 from activities.sisbajud.gauges import uncertain_writes
 from activities.sisbajud.metrics import UNCERTAIN_WRITES
-from activities.sisbajud.operator import Proposed, ResolutionIn, Resolved, SisbajudOperations
-from services.simulators.midaz.testkit import send
-from shared.contracts.sisbajud import OrderState, block_account_alias
-from shared.db.models import OperationalEvent
-from shared.db.sisbajud_models import (
+from activities.sisbajud.models import (
     SisbajudAlarm,
     SisbajudHumanDecision,
     SisbajudOrder,
     SisbajudWrite,
 )
+from activities.sisbajud.operator import Proposed, ResolutionIn, Resolved, SisbajudOperations
+from services.simulators.midaz.testkit import send
+from shared.db.models import OperationalEvent
 from shared.errors import EsteiraError
 from shared.temporal import TemporalHandle
 from tests.support.sisbajud import new_order_id, stored

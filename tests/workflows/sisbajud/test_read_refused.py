@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from activities.sisbajud.models import SisbajudAlarm, SisbajudHumanDecision, SisbajudWrite
 from activities.sisbajud.operator import SisbajudOperations
-from shared.db.sisbajud_models import SisbajudAlarm, SisbajudHumanDecision, SisbajudWrite
 from shared.temporal import TemporalHandle
 from tests.support.sisbajud import new_order_id, stored
 from tests.support.sisbajud_states import finals, states

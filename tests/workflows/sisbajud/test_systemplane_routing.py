@@ -14,6 +14,8 @@ import pytest_asyncio
 from pydantic import SecretStr
 
 from activities.sisbajud import systemplane as systemplane_module
+from activities.sisbajud.contracts.orders import OrderState
+from activities.sisbajud.models import SisbajudRoutingDocument, SisbajudWrite
 from activities.sisbajud.operator import SisbajudOperations
 from activities.sisbajud.routing import LEDGER_BINDINGS, ORGANIZATIONS, Preflight
 from activities.sisbajud.store import record_notice
@@ -23,8 +25,6 @@ from activities.sisbajud.systemplane import (
     asyncpg_dsn,
     documents_for,
 )
-from shared.contracts.sisbajud import OrderState
-from shared.db.sisbajud_models import SisbajudRoutingDocument, SisbajudWrite
 from shared.temporal import TemporalHandle
 from tests.support.sisbajud import LEDGER, ORG, new_order_id, stored
 from tests.support.systemplane import delete, put, tenant_database

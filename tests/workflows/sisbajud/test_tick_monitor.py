@@ -14,18 +14,18 @@ from sqlalchemy.engine import make_url
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import ActivityEnvironment
 
+from activities.sisbajud.contracts.orders import OrderState, StageName, block_account_alias
 from activities.sisbajud.metrics import UNCERTAIN_WRITES
-from activities.sisbajud.setup import tick_input
-from activities.sisbajud.tick import TickActivities
-from shared.contracts.sisbajud import OrderState, StageName, block_account_alias
-from shared.db.models import utcnow
-from shared.db.sisbajud_models import (
+from activities.sisbajud.models import (
     SisbajudAlarm,
     SisbajudHumanDecision,
     SisbajudOrder,
     SisbajudOutbox,
     SisbajudWrite,
 )
+from activities.sisbajud.setup import tick_input
+from activities.sisbajud.tick import TickActivities
+from shared.db.models import utcnow
 from tests.support.sisbajud import new_order_id, stored
 from tests.support.sisbajud_states import numbered
 

@@ -10,7 +10,7 @@ import pytest
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from shared.contracts.sisbajud import (
+from activities.sisbajud.contracts.orders import (
     Effect,
     OrderState,
     ReasonCode,
@@ -18,13 +18,13 @@ from shared.contracts.sisbajud import (
     ResolveDecisionResult,
     block_account_alias,
 )
-from shared.db.models import OperationalEvent
-from shared.db.sisbajud_models import (
+from activities.sisbajud.models import (
     SisbajudAlarm,
     SisbajudHumanDecision,
     SisbajudOutbox,
     SisbajudWrite,
 )
+from shared.db.models import OperationalEvent
 from tests.support.sisbajud import World, new_order_id, serve, stored
 from tests.support.sisbajud_states import finals, numbered, states
 

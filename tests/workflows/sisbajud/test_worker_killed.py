@@ -15,15 +15,15 @@ from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.sisbajud.setup import tick_input
-from shared.contracts import sisbajud_names as names
-from shared.contracts.sisbajud import (
+from activities.sisbajud.contracts import names
+from activities.sisbajud.contracts.orders import (
     TICK_WORKFLOW,
     OrderState,
     block_account_alias,
     order_workflow_id,
 )
-from shared.db.sisbajud_models import SisbajudWrite
+from activities.sisbajud.models import SisbajudWrite
+from activities.sisbajud.setup import tick_input
 from shared.settings import InstitutionSettings
 from tests.support.sisbajud import LEDGER, ORG, World, new_order_id, serve, stored
 from tests.support.sisbajud_states import finals, states

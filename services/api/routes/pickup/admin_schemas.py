@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from shared.contracts.pickup import Kind
+from activities.pickup.contracts.board import Kind
 
 
 class _Changes(BaseModel):

@@ -6,8 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from services.api.row_answers import page_answer, row_answer
-from shared.db.pickup_models import (
+from activities.pickup.models import (
     AuditEntry,
     AuthorizedPerson,
     EarlyRelease,
@@ -18,6 +17,7 @@ from shared.db.pickup_models import (
     School,
     Student,
 )
+from services.api.row_answers import page_answer, row_answer
 
 SchoolAnswer = row_answer(School)
 StudentAnswer = row_answer(Student)

@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Query
 
+from activities.pickup.contracts.board import LedgerStatus
 from activities.pickup.operator import audit, monitor
 from activities.pickup.operator import board as operations
 from activities.pickup.operator import day as school_day
@@ -21,7 +22,6 @@ from services.api.routes.pickup.answers import (
 from services.api.routes.pickup.deps import Actor, Kick, Pickup, SchoolScope, Sessions
 from services.api.routes.pickup.schemas import MonitorTarget, Versioned
 from services.app_context import ContextDep
-from shared.contracts.pickup import LedgerStatus
 from shared.db.models import as_utc, utcnow
 
 router = APIRouter()

@@ -10,11 +10,11 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import StreamingResponse
 
+from activities.pickup.models import BoardEvent
 from activities.pickup.operator import admin, events
 from services.api.event_stream import EVENT_STREAM, EventStreamResponse
 from services.api.pickup_stream import StreamHub, StreamHubDep, stream_hub
 from services.api.routes.pickup.deps import GuardianId, Pickup, Sessions
-from shared.db.pickup_models import BoardEvent
 
 router = APIRouter()
 # Browsers wait this long (ms) before reconnecting, then send Last-Event-ID.

@@ -6,13 +6,13 @@ from typing import Any
 
 from fastapi import APIRouter, Query
 
+from activities.pickup.contracts.board import NotificationStatus
 from activities.pickup.operator import notifications as outbox
 from activities.pickup.operator import scope as school_scope
 from services.api.routes.pickup.answers import (
     NotificationAnswer,
 )
 from services.api.routes.pickup.deps import Actor, Kick, SchoolScope, Sessions
-from shared.contracts.pickup import NotificationStatus
 
 router = APIRouter()
 

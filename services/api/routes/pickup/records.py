@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
 
+from activities.pickup.contracts.board import AuthorizationStatus, PickupState
 from activities.pickup.operator import editing, listing, persons, tokens
 from activities.pickup.operator.scope import school_filter
 from services.api.routes.pickup.admin_schemas import (
@@ -25,7 +26,6 @@ from services.api.routes.pickup.answers import (
     StudentPage,
 )
 from services.api.routes.pickup.deps import Actor, Kick, SchoolScope, Sessions
-from shared.contracts.pickup import AuthorizationStatus, PickupState
 
 router = APIRouter()
 

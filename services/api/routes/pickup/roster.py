@@ -8,10 +8,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from activities.pickup.contracts.board import PickupErrorCode
+from activities.pickup.contracts.errors import pickup_error
 from activities.pickup.operator import roster
 from services.api.routes.pickup.deps import Actor, Kick, Pickup, Sessions
-from shared.contracts.pickup import PickupErrorCode
-from shared.contracts.pickup_errors import pickup_error
 from shared.errors import ErrorCode, EsteiraError
 from shared.problem import refusal
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from activities.signer.contracts.jobs import JobStatus
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.lacuna.dispatches import DispatchLog
 from activities.signer.lacuna.methods import RemoteMethods
-from shared.contracts.signer import JobStatus
-from shared.db.signer_models import Job
+from activities.signer.models.jobs import Job
 
 AWAITING = {JobStatus.AWAITING_SIGNER.value}
 

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 import pytest_asyncio
 
-from shared.contracts.signer import JobStatus, job_workflow_id
+from activities.signer.contracts.jobs import JobStatus, job_workflow_id
 from tests.support.encryption import assert_sealed, encrypting_client, raw_history
 from tests.support.lacuna import KEYLESS_APPROVERS
 from tests.workflows.signer.lacuna.test_keyless import keyless  # noqa: F401 (the fixture)

@@ -9,10 +9,10 @@ import pytest
 from cryptography import x509
 from temporalio.client import WorkflowFailureError
 
+from activities.signer.contracts.jobs import JobStatus, job_workflow_id
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.crypto.verify import verify_pades
 from services.app import create_app
-from shared.contracts.signer import JobStatus, job_workflow_id
 from tests.api.conftest import make_context
 from tests.support.pickup import serve
 from tests.workflows.signer.lacuna.conftest import WEBHOOK_TOKEN

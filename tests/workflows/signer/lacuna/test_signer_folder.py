@@ -6,9 +6,9 @@ import asyncio
 
 from cryptography import x509
 
+from activities.signer.contracts.jobs import JobStatus
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.crypto.verify import verify_pades
-from shared.contracts.signer import JobStatus
 from shared.db.models import utcnow
 from tests.workflows.signer.lacuna.conftest import FOLDER, holder_flow
 

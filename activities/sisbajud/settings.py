@@ -7,9 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+from activities.sisbajud.contracts.names import TASK_QUEUE
 from shared.contracts.dev_credentials import DEV_M2M_SUBJECT
-from shared.contracts.sisbajud_names import TASK_QUEUE
-from shared.settings.core import seconds_of
+from shared.durations import seconds_of
 
 # Ids of the ledger the Midaz simulator bootstraps for `esteira dev` (its default institution).
 # `lerian`: Lerian's auth service (JSON); `oauth2`: RFC 6749 client credentials (form + Basic).

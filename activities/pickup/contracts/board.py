@@ -8,8 +8,8 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 # Re-exported: the names are defined once, in `pickup_names`.
-from shared.contracts.pickup_names import KICK_SIGNAL as KICK_SIGNAL
-from shared.contracts.pickup_names import TASK_QUEUE as TASK_QUEUE
+from activities.pickup.contracts.names import KICK_SIGNAL as KICK_SIGNAL
+from activities.pickup.contracts.names import TASK_QUEUE as TASK_QUEUE
 
 DOMAIN = "pickup"
 # The seed's reason string; the monitor tells "picked up" from "timed out" by it.

@@ -17,7 +17,7 @@ DAY_CYCLE_WORKFLOW = "pickup-day-cycle"
 FIRE_TIMER_ACTIVITY = "pickup-fire-timer"
 DAY_CYCLE_ACTIVITY = "pickup-day-cycle-start"
 
-# Schedules (the sweeps' ids are built by `shared.contracts.pickup.sweep_schedule_id`).
+# Schedules (the sweeps' ids are built by `activities.pickup.contracts.board.sweep_schedule_id`).
 DAY_CYCLE_SCHEDULE = "pickup-day-cycle"
 
 # Signals.

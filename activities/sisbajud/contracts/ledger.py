@@ -8,7 +8,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.contracts.sisbajud import Effect, HumanReason, Leg, Order, ReasonCode
+from activities.sisbajud.contracts.orders import Effect, HumanReason, Leg, Order, ReasonCode
 
 
 class _Frozen(BaseModel):

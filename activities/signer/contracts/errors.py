@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from shared.contracts.signer import SignerErrorCode
-from shared.contracts.signer_approvals import ApprovalErrorCode
+from activities.signer.contracts.approvals import ApprovalErrorCode
+from activities.signer.contracts.jobs import SignerErrorCode
 from shared.errors import ErrorTable, EsteiraError, Refusal
 
 SIGNER_ERRORS = ErrorTable({

@@ -11,9 +11,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 # The names live in `sisbajud_names`; these stay importable from here.
-from shared.contracts.sisbajud_names import ORDER_WORKFLOW as ORDER_WORKFLOW
-from shared.contracts.sisbajud_names import TASK_QUEUE as TASK_QUEUE
-from shared.contracts.sisbajud_names import TICK_WORKFLOW as TICK_WORKFLOW
+from activities.sisbajud.contracts.names import ORDER_WORKFLOW as ORDER_WORKFLOW
+from activities.sisbajud.contracts.names import TASK_QUEUE as TASK_QUEUE
+from activities.sisbajud.contracts.names import TICK_WORKFLOW as TICK_WORKFLOW
 
 DOMAIN = "sisbajud"
 BLOCK_ALIAS_PREFIX = "@block_sisbajud_"

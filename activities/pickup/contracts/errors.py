@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.contracts.pickup import PickupErrorCode
+from activities.pickup.contracts.board import PickupErrorCode
 from shared.errors import ErrorTable, EsteiraError, Refusal
 
 PICKUP_ERRORS = ErrorTable({

@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from shared.contracts.signer_names import JOBS_TASK_QUEUE, SIGNING_TASK_QUEUE
+from activities.signer.contracts.names import JOBS_TASK_QUEUE, SIGNING_TASK_QUEUE
 
 DOMAIN = "signer"
 

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import JSON, Column, DateTime, ForeignKey, Index, String, text
 from sqlmodel import Field, SQLModel
 
-from shared.contracts.signer import ACTIVE_STATUSES
+from activities.signer.contracts.jobs import ACTIVE_STATUSES
 from shared.db.models import utcnow
 
 ACTIVE_STATUS_SQL = "(" + ",".join(sorted(f"'{s.value}'" for s in ACTIVE_STATUSES)) + ")"

@@ -15,7 +15,7 @@ depends_on = None
 
 
 def upgrade() -> None:
-    # Existing schools get the defaults of `shared/settings/pickup.py` (literals here: a
+    # Existing schools get the defaults of `activities/pickup/settings.py` (literals here: a
     # migration must not change when a default does).
     op.add_column("pickup_schools", sa.Column("time_zone", sa.String(64), nullable=False,
                                               server_default="America/Sao_Paulo"))
