@@ -69,7 +69,7 @@ def _dev_institutions() -> list[InstitutionSettings]:
 
 
 class SisbajudSettings(BaseModel):
-    """`Sisbajud:*` — the court-order executor (the seed's `EXECUTOR_*`, see the README)."""
+    """`Sisbajud:*` — the court-order executor (the seed's `EXECUTOR_*`, see docs/sisbajud.md)."""
 
     model_config = ConfigDict(extra="forbid")
 

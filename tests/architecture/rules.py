@@ -1,4 +1,4 @@
-"""The import rules of the domain shape (README "Layout"), each one a check over the graph."""
+"""The import rules of the domain shape (the README's Layout), each one a check over the graph."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
 QUEUE_TIMEOUT = timedelta(seconds=30)
 QUEUE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1),
                           maximum_interval=timedelta(seconds=30))
-# Which `executionState` each step reports (the README's table).
+# Which `executionState` each step reports (docs/sisbajud.md's table).
 STEP_STATE = {
     ProgressStep.ACCEPTED: ExecutionState.ACCEPTED,
     ProgressStep.EXECUTING: ExecutionState.EXECUTING,

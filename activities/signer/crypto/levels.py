@@ -39,7 +39,7 @@ SUPPORTED: dict[SignatureFormat, frozenset[SignatureLevel]] = {
     SignatureFormat.CADES: frozenset({SignatureLevel.B_B, SignatureLevel.B_T}),
     SignatureFormat.XADES: frozenset({SignatureLevel.B_B}),
 }
-# What the README and the refusals call a level in each format's own naming.
+# What docs/signer.md and the refusals call a level in each format's own naming.
 _NAMES = {SignatureFormat.PADES: "PAdES", SignatureFormat.CADES: "CAdES",
           SignatureFormat.XADES: "XAdES"}
 

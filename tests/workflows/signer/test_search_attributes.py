@@ -1,4 +1,4 @@
-"""Signing jobs in the Temporal UI: the README's queries find them by profile, status, name."""
+"""Signing jobs in the Temporal UI: docs/operating.md's queries find them by profile, status."""
 
 from __future__ import annotations
 
