@@ -18,7 +18,6 @@ from datetime import timedelta
 from prometheus_client import Gauge
 from sqlmodel import select
 
-from activities.pickup.operator.ledger import publish_backlogs
 from activities.signer.operator.metrics import (
     FOLDER_STATUS,
     PIPELINE_PAUSED,
@@ -90,7 +89,7 @@ class ScrapeRefresher:
         await refresh_sisbajud(self.context.sessions, self._publish)
 
     async def _pickup(self) -> None:
-        await publish_backlogs(self.context.sessions)
+        await self.context.faces.pickup.queues.publish_backlogs()
 
     async def _pollers(self) -> None:
         async with self._pollers_lock:
