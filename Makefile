@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: run test lint lock proto system-deps clean
 
-# The one command that writes both lock files; tests/deploy/test_lock.py checks their headers.
+# The one command that writes the lock files (runtime; dev; runtime + `embedded` for the systemd
+# host); tests/deploy/test_lock.py checks their headers.
 UV_COMPILE := $(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 \
 	--generate-hashes
 
@@ -29,6 +30,7 @@ proto: $(STAMP)
 lock: $(STAMP)
 	$(UV_COMPILE) $(UV_ARGS) -o requirements.lock
 	$(UV_COMPILE) $(UV_ARGS) --extra dev -c requirements.lock -o requirements-dev.lock
+	$(UV_COMPILE) $(UV_ARGS) --extra embedded -c requirements.lock -o requirements-embedded.lock
 
 system-deps:
 	bash scripts/install-system-deps.sh

@@ -31,7 +31,7 @@ from sqlalchemy import text
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from activities.signer.operator import jobs  # noqa: E402
+from activities.signer.operator import JobFilter  # noqa: E402
 from services.app import create_app  # noqa: E402
 from services.app_context import ApiContext  # noqa: E402
 from shared.db import migrate  # noqa: E402
@@ -141,8 +141,8 @@ async def measure(url: str, data_dir: Path, samples: int) -> dict[str, tuple[flo
                 {"status": "Failed", "n": PAGE})).all()
             assert len(rows) == PAGE
 
-    filters = jobs.JobFilter(statuses=["Failed"])
-    service = await _timed(lambda: jobs.list_jobs(context.sessions, filters, limit=PAGE),
+    filters = JobFilter(statuses=["Failed"])
+    service = await _timed(lambda: context.faces.signer.jobs.page(filters, limit=PAGE),
                            samples)
     baseline = await _timed(plain, samples)
     async with engine.connect() as connection:

@@ -32,19 +32,15 @@ from sqlalchemy import bindparam
 from sqlmodel import select
 
 from activities.pickup.access import hash_token
-from activities.pickup.sweeps import PickupSweeps
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     RunSweepInput,
     Sweep,
     TimerInput,
     TimerKind,
     TimerResult,
 )
-from shared.contracts.pickup_names import ENTITY_TIMER_WORKFLOW, FIRE_TIMER_ACTIVITY
-from shared.db import migrate
-from shared.db.engine import create_engine, session_factory
-from shared.db.models import utcnow
-from shared.db.pickup_models import (
+from activities.pickup.contracts.names import ENTITY_TIMER_WORKFLOW, FIRE_TIMER_ACTIVITY
+from activities.pickup.models import (
     AccessToken,
     Arrival,
     AuditEntry,
@@ -55,6 +51,10 @@ from shared.db.pickup_models import (
     School,
     Student,
 )
+from activities.pickup.sweeps import PickupSweeps
+from shared.db import migrate
+from shared.db.engine import create_engine, session_factory
+from shared.db.models import utcnow
 from shared.settings import PickupSettings, normalise_database_url
 
 CHUNK = 10_000

@@ -24,11 +24,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from activities.signer import job_writes  # noqa: E402
+from activities.signer.contracts.jobs import JobStatus  # noqa: E402
+from activities.signer.models.jobs import Job  # noqa: E402
 from activities.signer.repository import JobRepository, new_job_id  # noqa: E402
-from shared.contracts.signer import JobStatus  # noqa: E402
 from shared.db import migrate  # noqa: E402
 from shared.db.engine import create_engine, session_factory  # noqa: E402
-from shared.db.signer_models import Job  # noqa: E402
 from shared.db.sqlite_writer import writer_for  # noqa: E402
 
 CONCURRENCY = 4

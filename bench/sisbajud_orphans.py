@@ -38,12 +38,12 @@ sys.path.insert(0, str(REPO))
 from sqlalchemy import insert  # noqa: E402
 
 from activities.sisbajud import orphan_cursor  # noqa: E402
+from activities.sisbajud.contracts.orders import block_account_alias  # noqa: E402
+from activities.sisbajud.models import SisbajudWrite  # noqa: E402
 from activities.sisbajud.orphans import OrphanChecker, OrphanScan  # noqa: E402
-from shared.contracts.sisbajud import block_account_alias  # noqa: E402
 from shared.db.engine import create_engine, session_factory  # noqa: E402
 from shared.db.migrate import upgrade  # noqa: E402
 from shared.db.models import utcnow  # noqa: E402
-from shared.db.sisbajud_models import SisbajudWrite  # noqa: E402
 from shared.settings import InstitutionSettings, Settings, SisbajudSettings  # noqa: E402
 
 MIDAZ = "http://midaz.bench"

@@ -332,7 +332,7 @@ async def _baseline(args, settings, task_queue: str, order_ids: list[str],
                     visible: bool = False) -> dict:
     """The no-op workflow shaped like the first order's history, as many, on this server
     (`visible`: with the order's patch markers, search attributes and memo too)."""
-    from shared.contracts.sisbajud import order_workflow_id
+    from activities.sisbajud.contracts.orders import order_workflow_id
     from shared.temporal import connect
 
     sys.path.insert(0, str(REPO / "bench"))
@@ -348,7 +348,7 @@ async def _baseline(args, settings, task_queue: str, order_ids: list[str],
 async def _orders_end_to_end(args, secret, settings, ports, order_ids) -> dict:
     from temporalio.client import ScheduleOverlapPolicy
 
-    from shared.contracts.sisbajud import tick_schedule_id
+    from activities.sisbajud.contracts.orders import tick_schedule_id
     from shared.temporal import connect
 
     client = None

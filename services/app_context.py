@@ -51,7 +51,7 @@ class ApiContext:
         domain: list[Probe] = []
         try:
             if self._signer_probes is None:
-                self._signer_probes = SignerProbes(self.settings, self.sessions)
+                self._signer_probes = SignerProbes(self.faces.signer)
             domain = await self._signer_probes.probes()
         except Exception:
             # The store is down: its own probe says so; domain probes can't be listed.

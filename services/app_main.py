@@ -13,6 +13,7 @@ from services.ops_server import OpsServer
 from shared import metrics
 from shared.auth import resolve_api_key
 from shared.db.engine import create_engine
+from shared.http_observability import observe_http
 from shared.instances import registered_instance
 from shared.metrics import bridged_runtime
 from shared.readiness import store_probe, temporal_probe
@@ -30,8 +31,10 @@ async def run_api(settings: Settings) -> None:
             context = ApiContext.build(
                 settings, engine, api_key=resolve_api_key(settings),
                 temporal=TemporalHandle.for_settings(settings, runtime=runtime))
+            app = create_app(context)
+            observe_http(app, settings, service="api")
             config = uvicorn.Config(
-                create_app(context), host=settings.host, port=settings.ports.api,
+                app, host=settings.host, port=settings.ports.api,
                 log_config=None, access_log=False, timeout_graceful_shutdown=10,
             )
             server = uvicorn.Server(config)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from activities.signer.operator.setup import prepare_storage, seed_profiles
+from services.composition import compose
 from shared.db import migrate
 from shared.db.engine import create_engine, session_factory
 from shared.settings import Settings
+from shared.temporal import TemporalHandle
 
 log = logging.getLogger("esteira.bootstrap")
 
@@ -17,15 +18,13 @@ async def bootstrap(settings: Settings) -> list[str]:
     """Migrate, seed profiles on first boot, create default folders; return warnings."""
     await asyncio.to_thread(migrate.upgrade, settings.sqlalchemy_url)
     log.info("Migrations applied (heads %s)", ", ".join(sorted(migrate.head_revisions())))
-    prepare_storage(settings)
-    for folder in settings.effective_inputs:
-        # Only folders under our own storage root are ours to create; a missing explicit
-        # path is a mount problem readiness must show, not something to paper over.
-        if folder.path is None:
-            settings.input_folder_path(folder).mkdir(parents=True, exist_ok=True)
     engine = create_engine(settings.sqlalchemy_url)
     try:
-        warnings = await seed_profiles(session_factory(engine), settings)
+        # Nothing here talks to Temporal: the handle never connects.
+        signer = compose(settings, session_factory(engine),
+                         TemporalHandle.for_settings(settings)).signer
+        signer.setup.prepare_storage()
+        warnings = await signer.setup.seed_profiles()
     finally:
         await engine.dispose()
     for warning in warnings:

@@ -10,13 +10,21 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from services import sisbajud_cli
+from services.backup import cli as backup_cli
 from shared.auth import MissingApiKeyError
 from shared.logs import configure_logging
 from shared.settings import ConfigurationError, Settings, load_settings
+from shared.tracing import configure_tracing
 from shared.version import short_version
 
 EXIT_CONFIG = 2
 log = logging.getLogger("esteira")
+
+
+def start_process(settings: Settings, process: str) -> None:
+    """Logging and, when an OTLP endpoint is set, traces for a long-running process."""
+    configure_logging(settings, process=process)
+    configure_tracing(settings, process=process)
 
 
 def _dev(settings: Settings, args: argparse.Namespace) -> int:
@@ -24,7 +32,10 @@ def _dev(settings: Settings, args: argparse.Namespace) -> int:
 
     # run_dev owns the log file: it is the one writer for its own lines and its children's.
     masker = configure_logging(settings, process="dev", to_file=False)
-    print(f"Esteira v{short_version()}", file=sys.stderr, flush=True)
+    if settings.logging.format == "json":
+        log.info("Esteira v%s", short_version())
+    else:
+        print(f"Esteira v{short_version()}", file=sys.stderr, flush=True)
     try:
         return asyncio.run(run_dev(settings, masker))
     except DevStartupError as exc:
@@ -45,7 +56,7 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
     from services.worker.domains import UnknownDomainError, select
     from services.worker.main import run_worker
 
-    configure_logging(settings, process="worker")
+    start_process(settings, "worker")
     try:
         domains = select(args.domains)
     except UnknownDomainError as exc:
@@ -58,7 +69,7 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
 def _api(settings: Settings, args: argparse.Namespace) -> int:
     from services.app_main import run_api
 
-    configure_logging(settings, process="api")
+    start_process(settings, "api")
     asyncio.run(run_api(settings))
     return 0
 
@@ -66,7 +77,7 @@ def _api(settings: Settings, args: argparse.Namespace) -> int:
 def _grpc(settings: Settings, args: argparse.Namespace) -> int:
     from services.grpc_server.main import run_grpc
 
-    configure_logging(settings, process="grpc")
+    start_process(settings, "grpc")
     asyncio.run(run_grpc(settings))
     return 0
 
@@ -74,16 +85,21 @@ def _grpc(settings: Settings, args: argparse.Namespace) -> int:
 def _watcher(settings: Settings, args: argparse.Namespace) -> int:
     from services.watcher.main import run_watcher
 
-    configure_logging(settings, process="watcher")
+    start_process(settings, "watcher")
     asyncio.run(run_watcher(settings))
     return 0
 
 
 def _decrypt(settings: Settings, args: argparse.Namespace) -> int:
-    from activities.signer.operator.decrypt import DecryptFailed, decrypt_file, load_encryption_key
+    from activities.signer.operator import DecryptFailed
+    from services.composition import compose
+    from shared.db.engine import create_engine, session_factory
+    from shared.temporal import TemporalHandle
 
-    key = load_encryption_key(settings)
-    if key is None:
+    # Nothing connects: decrypting reads one file and writes another.
+    outputs = compose(settings, session_factory(create_engine(settings.sqlalchemy_url)),
+                      TemporalHandle.for_settings(settings)).signer.outputs
+    if not outputs.encryption_configured:
         print("No ESTEIRA_SIGNING__ENCRYPTION_PASSPHRASE is configured.", file=sys.stderr)
         return EXIT_CONFIG
     source = Path(args.file)
@@ -93,7 +109,7 @@ def _decrypt(settings: Settings, args: argparse.Namespace) -> int:
         print(f"Refusing to overwrite {target}; pass -o with a new name.", file=sys.stderr)
         return 1
     try:
-        decrypt_file(key, source, target)
+        outputs.decrypt(source, target)
     except (DecryptFailed, OSError) as exc:
         print(f"Could not decrypt {source}: {exc}", file=sys.stderr)
         return 1
@@ -128,6 +144,7 @@ COMMANDS: dict[str, tuple[str, Callable[[Settings, argparse.Namespace], int]]] =
     "decrypt": ("decrypt a BSENC v1 artifact (.enc) with this deployment's key", _decrypt),
     "payload-key": ("print a new Temporal payload key entry (`id:base64`) for "
                     "ESTEIRA_PAYLOAD_CODEC__KEYS", _payload_key),
+    **backup_cli.COMMANDS,
     **sisbajud_cli.COMMANDS,
 }
 
@@ -145,6 +162,7 @@ def parser() -> argparse.ArgumentParser:
         if name == "worker":
             sub.add_argument("--domains", default="all",
                              help="comma-separated domains to run, or `all` (default)")
+        backup_cli.add_arguments(name, sub)
         sisbajud_cli.add_arguments(name, sub)
     return root
 

@@ -1,12 +1,18 @@
-"""A named operator from an HTTP Basic credential, checked against the dashboard's accounts."""
+"""Who acts on the operator surfaces (REST, dashboard, gRPC): named by the credential, never
+by the body; a named operator from an HTTP Basic credential, checked against the dashboard's
+accounts."""
 
 from __future__ import annotations
 
 import base64
 import binascii
+from typing import Annotated
 
+from fastapi import Depends, Request
+
+from activities.sisbajud.contracts.errors import SisbajudApiErrorCode, sisbajud_error
+from services.app_context import ContextDep
 from services.dashboard.accounts import OperatorDirectory
-from shared.contracts.sisbajud_errors import SisbajudApiErrorCode, sisbajud_error
 from shared.settings import Settings
 
 API_KEY_ACTOR = "api-key"
@@ -33,3 +39,16 @@ def basic_operator(header: str, settings: Settings, api_key: str) -> str:
         raise sisbajud_error(SisbajudApiErrorCode.OPERATOR_INVALID,
                              "The operator credential (Authorization: Basic) is not valid.")
     return f"operator:{name}"
+
+
+def credential_actor(request: Request, context: ContextDep) -> str:
+    """`operator:<name>` for a dashboard account (its session, or HTTP Basic with its password
+    next to the API key), else the credential that let the call in (`api-key`)."""
+    header = request.headers.get("Authorization")
+    if header is None:
+        return getattr(request.state, "actor", None) or API_KEY_ACTOR
+    return basic_operator(header, context.settings, context.api_key)
+
+
+# Who acts, from the credential, in a route of either door (REST, dashboard): `actor: ActorDep`.
+ActorDep = Annotated[str, Depends(credential_actor)]

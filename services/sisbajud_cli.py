@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from shared.logs import configure_logging
 from shared.settings import Settings
+from shared.tracing import configure_tracing
 
 # The demo order `esteira simulator mensageria` seeds (services/dev/sisbajud_sims.py).
 DEMO_ORDER_ID = "0190a000-0000-7000-8000-00000000d001"
@@ -21,6 +22,7 @@ def _webhook(settings: Settings, args: argparse.Namespace) -> int:
     from services.webhook_gateway.secrets import MissingWebhookSecretError
 
     configure_logging(settings, process="webhook")
+    configure_tracing(settings, process="webhook")
     try:
         asyncio.run(run_webhook(settings))
     except MissingWebhookSecretError as exc:

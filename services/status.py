@@ -6,23 +6,20 @@ import sys
 from datetime import timedelta
 
 import httpx
-from sqlalchemy import func
-from sqlmodel import select
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
-from activities.signer.operator.instances import ClusterView, list_instances
+from activities.signer.operator import ClusterView, SignerOperations
+from services.composition import compose
 from services.readiness.workers import worker_probes
 from services.worker.domains import polled_queues
 from shared.db.engine import create_engine, describe_store, session_factory
-from shared.db.models import Instance, as_utc, utcnow
-from shared.db.pipeline import read_pipeline_state
-from shared.db.signer_models import Job
+from shared.db.models import as_utc, utcnow
 from shared.readiness import evaluate
 from shared.settings import Settings
-from shared.temporal import connect
+from shared.temporal import TemporalHandle
 from shared.version import full_version
 
 QUERY_TIMEOUT = timedelta(seconds=3)
@@ -31,9 +28,15 @@ QUERY_TIMEOUT = timedelta(seconds=3)
 async def print_status(settings: Settings) -> int:
     """Print a status report; exit code 1 when the API isn't ready or a part is unreachable."""
     out: list[str] = [f"Esteira {full_version()} — data dir {settings.data_dir.resolve()}"]
-    healthy = await _api_line(settings, out)
-    healthy &= await _store_lines(settings, out)
-    healthy &= await _temporal_lines(settings, out)
+    engine = create_engine(settings.sqlalchemy_url)
+    try:
+        signer = compose(settings, session_factory(engine),
+                         TemporalHandle.for_settings(settings)).signer
+        healthy = await _api_line(settings, out)
+        healthy &= await _store_lines(signer, out)
+        healthy &= await _temporal_lines(signer, out)
+    finally:
+        await engine.dispose()
     print("\n".join(out), file=sys.stdout, flush=True)
     return 0 if healthy else 1
 
@@ -52,26 +55,22 @@ async def _api_line(settings: Settings, out: list[str]) -> bool:
     return response.status_code == 200
 
 
-async def _store_lines(settings: Settings, out: list[str]) -> bool:
-    engine = create_engine(settings.sqlalchemy_url)
+async def _store_lines(signer: SignerOperations, out: list[str]) -> bool:
+    settings = signer.settings
     try:
-        async with session_factory(engine)() as session:
-            state = await read_pipeline_state(session)
-            instances = (await session.exec(select(Instance).where(Instance.state == "running")
-                                            )).all()
-            jobs = (await session.exec(select(Job.status, func.count()).group_by(Job.status)
-                                       )).all()
-        cluster = await list_instances(session_factory(engine), settings)
+        state = await signer.pipeline.state()
+        processes = await signer.instances.processes()
+        jobs = await signer.jobs.status_counts()
+        cluster = await signer.instances.cluster()
     except Exception as exc:
         out.append(f"Store         {describe_store(settings.sqlalchemy_url)}: unreachable ({exc})")
         return False
-    finally:
-        await engine.dispose()
+    instances = [row for row in processes.rows if row.state == "running"]
     pipeline = (f"paused since {state.changed_at:%Y-%m-%d %H:%M:%S}Z by {state.changed_by}: "
                 f"{state.reason}" if state.paused else "running")
     out.append(f"Store         {describe_store(settings.sqlalchemy_url)}")
     out.append(f"Pipeline      {pipeline}")
-    counts = ", ".join(f"{status} {count}" for status, count in sorted(jobs)) or "none"
+    counts = ", ".join(f"{status} {count}" for status, count in sorted(jobs.items())) or "none"
     out.append(f"Signer jobs   {counts}")
     out.append("Processes     role     pid      host                 last seen")
     stale = timedelta(seconds=settings.cluster.stale_after_seconds)
@@ -104,9 +103,10 @@ def instance_lines(cluster: ClusterView) -> list[str]:
     return lines
 
 
-async def _temporal_lines(settings: Settings, out: list[str]) -> bool:
+async def _temporal_lines(signer: SignerOperations, out: list[str]) -> bool:
+    settings = signer.settings
     try:
-        client = await connect(settings)
+        client = await signer.temporal()
     except Exception as exc:
         out.append(f"Temporal      {settings.temporal_address}: unreachable ({exc})")
         return False
@@ -115,20 +115,13 @@ async def _temporal_lines(settings: Settings, out: list[str]) -> bool:
     for queue in polled_queues(settings):
         backlog, pollers = await _queue_stats(client, queue.name)
         out.append(f"              {queue.name:<26} {backlog:<8} {pollers}")
-    return await _worker_lines(settings, client, out)
+    return await _worker_lines(signer, out)
 
 
-async def _worker_lines(settings: Settings, client: Client, out: list[str]) -> bool:
+async def _worker_lines(signer: SignerOperations, out: list[str]) -> bool:
     """The gating worker checks of /api/ready, judged here too (the API may be down)."""
-    engine = create_engine(settings.sqlalchemy_url)
-
-    async def temporal() -> Client:
-        return client
-
-    try:
-        verdict = await evaluate(worker_probes(settings, session_factory(engine), temporal))
-    finally:
-        await engine.dispose()
+    settings = signer.settings
+    verdict = await evaluate(worker_probes(settings, signer.sessions, signer.temporal))
     for check in verdict.checks:
         if not check.ok:
             out.append(f"Workers       FAILING {check.name}: {check.detail}")

@@ -22,6 +22,7 @@ from shared.payload_codec import (
     parse_keys,
 )
 from shared.settings import ConfigurationError, Settings
+from shared.tracing import temporal_interceptors
 
 KEYS_ENV = "ESTEIRA_PAYLOAD_CODEC__KEYS"
 
@@ -107,8 +108,7 @@ async def connect(settings: Settings, *, runtime: Runtime | None = None) -> Clie
         # An API key without TLS settings still needs TLS (Temporal Cloud refuses plaintext).
         config["tls"] = tls or "api_key" in config
     return await Client.connect(**config, data_converter=data_converter(settings),
-                                runtime=runtime)
-
+                                interceptors=temporal_interceptors(settings), runtime=runtime)
 
 
 class TemporalHandle:

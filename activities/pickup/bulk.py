@@ -13,15 +13,14 @@ from sqlalchemy import tuple_
 from sqlmodel import select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from activities.pickup.exit_grant import held_exits, revoke_row
-from activities.pickup.records import bulk_insert, state_event_row, valid_link
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     ARRIVAL_TIMEOUT_REASON,
     READY_TIMEOUT_REASON,
     ArrivalStatus,
     PickupState,
 )
-from shared.db.pickup_models import (
+from activities.pickup.exit_grant import held_exits, revoke_row
+from activities.pickup.models import (
     Arrival,
     AuditEntry,
     BoardEvent,
@@ -30,6 +29,7 @@ from shared.db.pickup_models import (
     Notification,
     Student,
 )
+from activities.pickup.records import bulk_insert, state_event_row, valid_link
 
 
 @dataclass

@@ -8,9 +8,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import delete, or_, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.contracts.board import PickupErrorCode, SubjectKind
 from activities.pickup.errors import not_found, pickup_error
-from shared.contracts.pickup import PickupErrorCode, SubjectKind
-from shared.db.pickup_models import Credential, School
+from activities.pickup.models import Credential, School
 
 C = Credential
 

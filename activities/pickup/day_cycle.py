@@ -23,20 +23,20 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
 from activities.pickup import metrics
-from activities.pickup.exit_grant import held_exits, revoke_row
-from activities.pickup.kick import Kicker
-from activities.pickup.records import bulk_insert, state_event_row
-from activities.pickup.school_day import day_begins, school_day_of
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     DAY_START_REASON,
     ArrivalStatus,
     DayCycleResult,
     PickupState,
     RunDayCycleInput,
 )
-from shared.contracts.pickup_names import DAY_CYCLE_ACTIVITY
+from activities.pickup.contracts.names import DAY_CYCLE_ACTIVITY
+from activities.pickup.exit_grant import held_exits, revoke_row
+from activities.pickup.kick import Kicker
+from activities.pickup.models import Arrival, AuditEntry, BoardEvent, LedgerEntry, School, Student
+from activities.pickup.records import bulk_insert, state_event_row
+from activities.pickup.school_day import day_begins, school_day_of
 from shared.db.models import utcnow
-from shared.db.pickup_models import Arrival, AuditEntry, BoardEvent, LedgerEntry, School, Student
 from shared.heartbeat import beat
 
 log = logging.getLogger("esteira.pickup")

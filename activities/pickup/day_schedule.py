@@ -20,9 +20,9 @@ from temporalio.client import (
     ScheduleState,
 )
 
+from activities.pickup.contracts.board import RunDayCycleInput
+from activities.pickup.contracts.names import DAY_CYCLE_SCHEDULE, DAY_CYCLE_WORKFLOW, TASK_QUEUE
 from activities.pickup.schedules import every
-from shared.contracts.pickup import RunDayCycleInput
-from shared.contracts.pickup_names import DAY_CYCLE_SCHEDULE, DAY_CYCLE_WORKFLOW, TASK_QUEUE
 from shared.schedules import ensure_schedule
 from shared.settings import PickupSettings
 

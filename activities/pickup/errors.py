@@ -1,8 +1,8 @@
-"""Pickup refusals: the contract's table (`shared/contracts/pickup_errors.py`), and 404."""
+"""Pickup refusals: the contract's table (`activities/pickup/contracts/errors.py`), and 404."""
 
 from __future__ import annotations
 
-from shared.contracts.pickup_errors import pickup_error as pickup_error
+from activities.pickup.contracts.errors import pickup_error as pickup_error
 from shared.errors import ErrorCode, EsteiraError
 
 

@@ -15,11 +15,11 @@ from uuid import uuid4
 from sqlmodel import func, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.contracts.board import LedgerCommand, LedgerStatus, SubjectKind
 from activities.pickup.credentials import credential_of
+from activities.pickup.models import Credential, LedgerEntry, Student
 from activities.pickup.records import enqueue_ledger, student_registration
-from shared.contracts.pickup import LedgerCommand, LedgerStatus, SubjectKind
 from shared.db.models import as_utc
-from shared.db.pickup_models import Credential, LedgerEntry, Student
 
 S = SubjectKind.STUDENT
 # The device drops the exit credential on its own this long after the READY timeout, in

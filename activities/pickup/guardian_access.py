@@ -13,11 +13,11 @@ from uuid import uuid4
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.contracts.board import Kind, LedgerCommand, SubjectKind
 from activities.pickup.credentials import credential_of
+from activities.pickup.models import Credential, Guardian, GuardianLink, LedgerEntry, Student
 from activities.pickup.records import enqueue_ledger, guardian_registration
-from shared.contracts.pickup import Kind, LedgerCommand, SubjectKind
 from shared.db.models import as_utc
-from shared.db.pickup_models import Credential, Guardian, GuardianLink, LedgerEntry, Student
 
 G = SubjectKind.GUARDIAN
 

@@ -7,9 +7,9 @@ from datetime import datetime
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup import guardian_texts as texts
+from activities.pickup.contracts.board import NotificationKind
+from activities.pickup.models import Arrival, EarlyRelease, Guardian, Student
 from activities.pickup.records import notify_guardians
-from shared.contracts.pickup import NotificationKind
-from shared.db.pickup_models import Arrival, EarlyRelease, Guardian, Student
 
 
 async def arrival_acknowledged(session: AsyncSession, student: Student, at: datetime) -> int:

@@ -8,20 +8,20 @@ from collections.abc import Awaitable, Callable, Iterable
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 
-from shared.contracts import search_attributes
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     DrainInput,
     Outbox,
     TimerInput,
     drain_workflow_id,
     timer_workflow_id,
 )
-from shared.contracts.pickup_names import (
+from activities.pickup.contracts.names import (
     DRAIN_WORKFLOW,
     ENTITY_TIMER_WORKFLOW,
     KICK_SIGNAL,
     TASK_QUEUE,
 )
+from shared.contracts import search_attributes
 from shared.logs import props
 from shared.settings import PickupSettings
 from shared.visibility import start_workflow

@@ -10,13 +10,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.pickup import metrics
 from activities.pickup.backlog import queue_backlog
-from activities.pickup.records import audit
-from activities.pickup.turnstile_client import (
-    TurnstileClients,
-    TurnstileRejected,
-    TurnstileUnavailable,
-)
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     DrainBatchInput,
     DrainResult,
     LedgerCommand,
@@ -26,9 +20,15 @@ from shared.contracts.pickup import (
     SubjectKind,
     SyncStatus,
 )
-from shared.contracts.pickup_names import drain_activity
+from activities.pickup.contracts.names import drain_activity
+from activities.pickup.models import AuthorizedPerson, LedgerEntry, School
+from activities.pickup.records import audit
+from activities.pickup.turnstile_client import (
+    TurnstileClients,
+    TurnstileRejected,
+    TurnstileUnavailable,
+)
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import AuthorizedPerson, LedgerEntry, School
 from shared.heartbeat import beat
 from shared.settings import PickupSettings
 

@@ -9,9 +9,9 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup.board import Transition, confirm_pickup
+from activities.pickup.contracts.board import LedgerCommand, LedgerStatus, PickupState, SubjectKind
+from activities.pickup.models import LedgerEntry, Student
 from activities.pickup.records import audit
-from shared.contracts.pickup import LedgerCommand, LedgerStatus, PickupState, SubjectKind
-from shared.db.pickup_models import LedgerEntry, Student
 from shared.errors import EsteiraError
 
 ACCESS_GRANTED = "7"

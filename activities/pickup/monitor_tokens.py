@@ -8,10 +8,10 @@ from sqlmodel import select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup.access import hash_token
+from activities.pickup.contracts.board import PickupErrorCode
 from activities.pickup.errors import pickup_error
+from activities.pickup.models import School
 from shared.auth import keys_match
-from shared.contracts.pickup import PickupErrorCode
-from shared.db.pickup_models import School
 
 
 def new_token() -> tuple[str, str]:

@@ -18,16 +18,16 @@ from temporalio import activity
 
 from activities.pickup import metrics
 from activities.pickup.backlog import queue_backlog
-from activities.pickup.records import audit
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     DrainBatchInput,
     DrainResult,
     NotificationStatus,
     Outbox,
 )
-from shared.contracts.pickup_names import drain_activity
+from activities.pickup.contracts.names import drain_activity
+from activities.pickup.models import Notification, Student
+from activities.pickup.records import audit
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import Notification
 from shared.heartbeat import beat
 from shared.logs import props
 from shared.settings import PickupSettings
@@ -67,11 +67,14 @@ class WebhookSender:
 
     async def send(self, notification: Notification) -> None:
         """POST it; any non-2xx is an error to retry."""
-        key = notification.idempotency_key
+        await self.post(notification.idempotency_key, {
+            "guardian_id": notification.guardian_id, "student_id": notification.student_id,
+            "kind": notification.kind, "message": notification.message})
+
+    async def post(self, key: str, payload: dict[str, object]) -> None:
+        """POST one message under its idempotency key; any non-2xx raises."""
         # The exact bytes signed are the bytes sent.
-        body = json.dumps({"guardian_id": notification.guardian_id,
-                           "student_id": notification.student_id, "kind": notification.kind,
-                           "message": notification.message}).encode()
+        body = json.dumps(payload).encode()
         headers = {"Idempotency-Key": key, "Content-Type": "application/json"}
         if self._webhook is not None:
             now = self._clock()
@@ -154,10 +157,14 @@ class NotificationDelivery:
             if result.rowcount != 1:
                 return 0
             if gave_up:
+                # The student's school, so the school's day (audit, dismissal report) has it.
+                school_id = (await session.exec(select(Student.school_id).where(
+                    Student.id == notification.student_id))).first()
                 audit(session, entity="notification", entity_id=notification.id,
                       action="notification-failed", actor="notifier", at=at,
-                      from_state=NotificationStatus.PENDING, to_state=NotificationStatus.FAILED,
-                      reason=error[:200], attempts=attempts, kind=notification.kind)
+                      school_id=school_id, from_state=NotificationStatus.PENDING,
+                      to_state=NotificationStatus.FAILED, reason=error[:200], attempts=attempts,
+                      kind=notification.kind, student_id=notification.student_id)
         metrics.NOTIFICATION_ATTEMPTS.labels(notification.kind,
                                              "failed" if gave_up else "retry").inc()
         if gave_up:

@@ -8,10 +8,10 @@ from typing import Any, TypeVar
 from sqlmodel import select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.contracts.board import Kind, PickupErrorCode
 from activities.pickup.errors import not_found, pickup_error
+from activities.pickup.models import Guardian, GuardianLink, Student
 from activities.pickup.roster_csv import CpfError, normalize_cpf
-from shared.contracts.pickup import Kind, PickupErrorCode
-from shared.db.pickup_models import Guardian, GuardianLink, Student
 from shared.errors import ErrorCode, EsteiraError
 
 # The records whose edits are guarded by a `revision`.

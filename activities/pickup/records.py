@@ -9,8 +9,8 @@ from sqlalchemy import or_
 from sqlmodel import and_, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from shared.contracts.pickup import EventType, Kind, LedgerCommand, SubjectKind
-from shared.db.pickup_models import (
+from activities.pickup.contracts.board import EventType, Kind, LedgerCommand, SubjectKind
+from activities.pickup.models import (
     AuditEntry,
     BoardEvent,
     GuardianLink,

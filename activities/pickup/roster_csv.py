@@ -7,7 +7,7 @@ import io
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from shared.contracts.pickup import Kind
+from activities.pickup.contracts.board import Kind
 
 COLUMNS = ("student_registration", "student_name", "guardian_cpf", "guardian_name",
            "guardian_contact", "link_kind", "valid_from", "valid_until", "student_card_value",

@@ -13,10 +13,10 @@ from typing import Any
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.contracts.board import SubjectKind
+from activities.pickup.models import Credential, Guardian, GuardianLink, Student
 from activities.pickup.roster_csv import RosterLine
-from shared.contracts.pickup import SubjectKind
 from shared.db.models import as_utc
-from shared.db.pickup_models import Credential, Guardian, GuardianLink, Student
 
 # Rows fetched per IN (...) query: far below SQLite's and asyncpg's parameter limits.
 CHUNK = 2000

@@ -18,13 +18,10 @@ from sqlalchemy import bindparam, update
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.contracts.board import EventType, PickupState, SubjectKind
 from activities.pickup.exit_grant import swap_exit
 from activities.pickup.guardian_access import sync_guardian
-from activities.pickup.records import bulk_insert
-from activities.pickup.roster_csv import RosterLine
-from activities.pickup.roster_plan import RosterPlan, _chunks
-from shared.contracts.pickup import EventType, PickupState, SubjectKind
-from shared.db.pickup_models import (
+from activities.pickup.models import (
     AuditEntry,
     BoardEvent,
     Credential,
@@ -33,6 +30,9 @@ from shared.db.pickup_models import (
     School,
     Student,
 )
+from activities.pickup.records import bulk_insert
+from activities.pickup.roster_csv import RosterLine
+from activities.pickup.roster_plan import RosterPlan, _chunks
 
 
 @dataclass

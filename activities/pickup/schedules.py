@@ -18,8 +18,8 @@ from temporalio.client import (
     ScheduleState,
 )
 
-from shared.contracts.pickup import RunSweepInput, Sweep, sweep_schedule_id
-from shared.contracts.pickup_names import SWEEP_WORKFLOW, TASK_QUEUE
+from activities.pickup.contracts.board import RunSweepInput, Sweep, sweep_schedule_id
+from activities.pickup.contracts.names import SWEEP_WORKFLOW, TASK_QUEUE
 from shared.logs import props
 from shared.schedules import ensure_schedule
 from shared.settings import PickupSettings

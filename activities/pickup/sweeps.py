@@ -15,8 +15,7 @@ from activities.pickup.authorizations import expire_early_releases, expire_perso
 from activities.pickup.backlog import queue_backlog
 from activities.pickup.board import expire_arrival, revert_ready
 from activities.pickup.bulk import expire_arrivals_batch, revert_ready_batch
-from activities.pickup.kick import Kicker
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     LedgerStatus,
     NotificationStatus,
     RunSweepInput,
@@ -26,9 +25,11 @@ from shared.contracts.pickup import (
     TimerKind,
     TimerResult,
 )
-from shared.contracts.pickup_names import FIRE_TIMER_ACTIVITY, sweep_activity
+from activities.pickup.contracts.names import FIRE_TIMER_ACTIVITY, sweep_activity
+from activities.pickup.guardian_sign_in import prune_sign_in
+from activities.pickup.kick import Kicker
+from activities.pickup.models import LedgerEntry, Notification, QueueSnapshot
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import LedgerEntry, Notification, QueueSnapshot
 from shared.heartbeat import beat
 from shared.settings import PickupSettings
 
@@ -141,15 +142,18 @@ class PickupSweeps:
 
     @activity.defn(name=sweep_activity(Sweep.PRUNE_TOKENS))
     async def prune_tokens(self, request: RunSweepInput) -> SweepResult:
-        """Daily: delete guardian-app tokens expired more than 24 h ago."""
+        """Daily: delete guardian tokens (app and page sessions) and sign-in links expired
+        more than 24 h ago, and sign-in request counts as old."""
         cutoff = self._now(request) - timedelta(hours=self._settings.token_prune_after_hours)
         changed = 0
         while True:
             async with self._sessions() as session, session.begin():
-                batch = await prune_tokens(session, cutoff=cutoff, limit=request.batch_size)
-            changed += batch.changed
+                tokens = await prune_tokens(session, cutoff=cutoff, limit=request.batch_size)
+                links = await prune_sign_in(session, cutoff=cutoff, limit=request.batch_size)
+            changed += tokens.changed + links.changed
             beat(changed)
-            if batch.examined < request.batch_size or not batch.changed:
+            if max(tokens.examined, links.examined) < request.batch_size or not (
+                    tokens.changed or links.changed):
                 break
         return self._done(SweepResult(sweep=request.sweep, changed=changed))
 

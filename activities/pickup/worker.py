@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from activities.pickup.contracts.board import TASK_QUEUE
 from activities.pickup.day_cycle import DayCycle
 from activities.pickup.day_schedule import ensure_day_cycle_schedule
 from activities.pickup.kick import Kicker
@@ -12,7 +13,6 @@ from activities.pickup.notifications import LogSender, NotificationDelivery, Web
 from activities.pickup.schedules import ensure_schedules
 from activities.pickup.sweeps import PickupSweeps
 from activities.pickup.wiring import activity_client, dev_turnstile_url, turnstile_clients
-from shared.contracts.pickup import TASK_QUEUE
 from shared.http_client import pooled_client
 from shared.settings import ConfigurationError, Settings
 from shared.temporal import connect

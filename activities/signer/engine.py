@@ -5,14 +5,19 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cryptography import x509
 
+from activities.signer.contracts.jobs import SignatureFormat, SignerErrorCode
 from activities.signer.crypto.errors import ErrorCode as CryptoCode
 from activities.signer.crypto.errors import SignerCryptoError
 from activities.signer.crypto.policy import SignaturePolicy
 from activities.signer.crypto.signer import LoadedSigner
-from shared.contracts.signer import SignatureFormat, SignerErrorCode
+from activities.signer.crypto.timestamps import TsaEndpoint
+
+if TYPE_CHECKING:
+    from activities.signer.crypto.csc import CscSpec
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,8 @@ class CertificateSpec:
     # Signing:Pkcs11Modules of the process that built the spec: a module outside it is never
     # loaded, whatever a profile row says.
     allowed_pkcs11_modules: frozenset[str] = frozenset()
+    # cert_source csc: the remote credential and its (resolved) secrets.
+    csc: CscSpec | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,25 @@ class SignRequest:
     staged: str
     artifact: str
     policy: dict | None = None
+    # Above B-B: the profile's TSAs in order, the timestamps' digest, the trust roots that end
+    # the chains whose revocation status is collected, and how long a responder may take.
+    level: str = "B-B"
+    tsa: tuple[TsaEndpoint, ...] = ()
+    tsa_hash_algorithm: str = "sha256"
+    trust_roots: tuple[str, ...] = ()
+    revocation_timeout: float = 10.0
+
+
+@dataclass(frozen=True)
+class RenewRequest:
+    """Add a fresh document timestamp to an archived B-LTA file, into `target`."""
+
+    source: str
+    target: str
+    tsa: tuple[TsaEndpoint, ...]
+    tsa_hash_algorithm: str = "sha256"
+    trust_roots: tuple[str, ...] = ()
+    revocation_timeout: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -63,6 +89,8 @@ class EngineOutcome:
     ok: bool
     code: str | None = None
     message: str = ""
+    # B-LTA: when the certificate of the last document timestamp's TSA expires (ISO 8601).
+    archive_expiry: str | None = None
 
 
 # Per worker process: the key stays loaded across documents (reloading it per document is one
@@ -100,33 +128,71 @@ def warm(certificates: tuple[CertificateSpec, ...] = ()) -> None:
 
 def sign(request: SignRequest) -> EngineOutcome:
     """Produce the signed artifact; never raises for a bad document, returns a code."""
+    from activities.signer import engine_levels as levels
     from activities.signer.crypto.cades import sign_cades
-    from activities.signer.crypto.pades import bytes_reserved_for, sign_pades
+    from activities.signer.crypto.levels import SignatureLevel, unsupported
     from activities.signer.crypto.xades import sign_xades
 
+    level = SignatureLevel(request.level)
+    if (why := unsupported(request.fmt, level)) is not None:
+        # Never a silent downgrade: a level the format can't reach fails the job.
+        return EngineOutcome(False, SignerErrorCode.SIGNING_FAILED, why)
     try:
         signer = _signer(request.certificate)
     except SignerCryptoError as exc:
-        return EngineOutcome(False, SignerErrorCode.PROFILE_DEGRADED,
+        code = (str(exc.code) if exc.code in _REMOTE_CODES
+                else SignerErrorCode.PROFILE_DEGRADED)
+        return EngineOutcome(False, code,
                              f"The profile's certificate could not be opened: {exc.message}")
+    detail = ""
+    archive_expiry = None
     try:
         policy = _policy(request.policy)
         content = Path(request.staged).read_bytes()
+        stamper = levels.stamper(request.tsa) if level.timestamped else None
         if request.fmt is SignatureFormat.PADES:
-            key = f"{request.certificate.cache_key}:{request.policy}"
-            if key not in _RESERVED:
-                _RESERVED[key] = bytes_reserved_for(signer, policy)
-            signed = sign_pades(content, signer, policy=policy, bytes_reserved=_RESERVED[key])
+            signed, detail, archive_expiry = levels.sign_pdf(levels.LevelRequest(
+                level, request.tsa, request.tsa_hash_algorithm, request.trust_roots,
+                request.revocation_timeout,
+                f"{request.certificate.cache_key}:{request.policy}:{request.tsa}"),
+                signer, policy, content, _RESERVED)
         elif request.fmt is SignatureFormat.XADES:
             signed = sign_xades(content, signer, policy=policy)
         else:
-            signed = sign_cades(content, signer, policy=policy)
+            signed = sign_cades(content, signer, policy=policy, timestamper=stamper,
+                                md_algorithm=levels.md(request.tsa_hash_algorithm, level))
+            if stamper is not None:
+                detail = f"{level.value}: timestamp from {stamper.answered_by}"
     except SignerCryptoError as exc:
         return EngineOutcome(False, str(exc.code), exc.message)
     except OSError as exc:
         return EngineOutcome(False, SignerErrorCode.INPUT_UNREADABLE, f"staged copy: {exc}")
-    _write_atomically(Path(request.artifact), signed)
-    return EngineOutcome(True)
+    write_atomically(Path(request.artifact), signed)
+    return EngineOutcome(True, message=detail, archive_expiry=archive_expiry)
+
+
+_REMOTE_CODES = frozenset({CryptoCode.REMOTE_SIGNER_REFUSED, CryptoCode.REMOTE_SIGNER_UNAVAILABLE})
+
+
+def renew(request: RenewRequest) -> EngineOutcome:
+    """Write `source` plus a fresh document timestamp to `target` (archival renewal)."""
+    from activities.signer import engine_levels as levels
+    from activities.signer.crypto._sync import run_sync
+    from activities.signer.crypto.levels import SignatureLevel
+    from activities.signer.crypto.ltv import LevelOptions, async_renew_archive
+
+    options = LevelOptions(SignatureLevel.B_LTA, levels.stamper(request.tsa),
+                           levels.anchors(request.trust_roots), request.revocation_timeout,
+                           request.tsa_hash_algorithm)
+    try:
+        result = run_sync(async_renew_archive(Path(request.source).read_bytes(), options))
+    except SignerCryptoError as exc:
+        return EngineOutcome(False, str(exc.code), exc.message)
+    except OSError as exc:
+        return EngineOutcome(False, SignerErrorCode.INPUT_UNREADABLE, f"archive: {exc}")
+    write_atomically(Path(request.target), result.data)
+    expiry = result.archive_expiry.isoformat() if result.archive_expiry else None
+    return EngineOutcome(True, message=result.detail, archive_expiry=expiry)
 
 
 def verify_and_seal(request: VerifyRequest) -> EngineOutcome:
@@ -140,7 +206,7 @@ def verify_and_seal(request: VerifyRequest) -> EngineOutcome:
         if not verdict.ok:
             return verdict
     if request.encryption_key is not None:
-        _write_atomically(artifact, bytes(BsencCipher(request.encryption_key).encrypt(signed)))
+        write_atomically(artifact, bytes(BsencCipher(request.encryption_key).encrypt(signed)))
     return EngineOutcome(True)
 
 
@@ -175,6 +241,13 @@ def open_certificate(spec: CertificateSpec) -> LoadedSigner:
     from activities.signer.crypto.errors import ErrorCode
     from activities.signer.crypto.signer import load_pfx_signer
 
+    if spec.source == "csc":
+        from activities.signer.crypto.csc import load_csc_signer
+
+        if spec.csc is None:
+            raise SignerCryptoError(ErrorCode.CERTIFICATE_LOAD_FAILED,
+                                    "cert_source csc needs a csc block")
+        return load_csc_signer(spec.csc)
     if spec.source == "pkcs11":
         from activities.signer.crypto.pkcs11_token import load_pkcs11_signer
 
@@ -205,7 +278,8 @@ def _policy(raw: dict | None) -> SignaturePolicy | None:
                            uri=raw.get("uri"))
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write beside `path`, then rename over it: a reader never sees half a file."""
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_bytes(data)
     temporary.replace(path)

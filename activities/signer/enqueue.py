@@ -9,18 +9,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from activities.signer.metrics import JOBS_ENQUEUED
-from activities.signer.names import name_problem
-from activities.signer.profiles import format_for
-from activities.signer.repository import AlreadyActiveError, JobRepository, new_job_id
-from activities.signer.storage import StorageError, StorageTree
-from shared.coalesce import Coalescer
-from shared.contracts import search_attributes
-from shared.contracts.signer import (
+from activities.signer.contracts.jobs import (
     ACTIVE_STATUSES,
     JobSource,
     JobStatus,
@@ -29,11 +21,19 @@ from shared.contracts.signer import (
     job_workflow_id,
     task_queues,
 )
-from shared.contracts.signer_names import JOB_WORKFLOW
+from activities.signer.contracts.names import JOB_WORKFLOW
+from activities.signer.metrics import JOBS_ENQUEUED
+from activities.signer.models.jobs import Job, SigningProfile
+from activities.signer.names import name_problem
+from activities.signer.profiles import format_for
+from activities.signer.repository import AlreadyActiveError, JobRepository, new_job_id
+from activities.signer.storage import StorageError, StorageTree
+from shared.coalesce import Coalescer
+from shared.contracts import search_attributes
 from shared.db.models import OperationalEvent
-from shared.db.signer_models import Job, SigningProfile
 from shared.logs import props
 from shared.settings import Settings
+from shared.temporal import TemporalHandle
 from shared.visibility import start_workflow
 
 log = logging.getLogger("esteira.signer.enqueue")
@@ -43,6 +43,12 @@ COALESCED_FILES = 32
 # folder to hold back, so a file found at that path later is a new drop, judged on its own.
 MOVED_ASIDE_CODES = frozenset({SignerErrorCode.FILE_ALREADY_PROCESSED,
                                SignerErrorCode.INPUT_INVALID_NAME})
+
+
+# A lookup's question (a path, a name: None when not asked) and its answer (the path's latest
+# job, the name's holder).
+Question = tuple[str | None, str | None]
+Answer = tuple[Job | None, Job | None]
 
 
 class Outcome(StrEnum):
@@ -65,6 +71,16 @@ class EnqueueResult:
     job_id: str | None = None
     code: str | None = None
     message: str = ""
+
+
+@dataclass(frozen=True)
+class Screening:
+    """What is asked of a candidate file once: why its name can't be carried (None: it can),
+    the latest job of its path (asked for the watcher) and the job that holds its name."""
+
+    name_problem: str | None
+    latest: Job | None = None
+    owner: Job | None = None
 
 
 class _StartMarks:
@@ -92,53 +108,75 @@ class _StartMarks:
 
 
 class Enqueuer:
-    """Creates job rows and starts their workflows."""
+    """Creates job rows and starts their workflows (one per process: its batches span every
+    upload, rescan, retry and watcher of the process)."""
 
-    def __init__(self, repository: JobRepository, storage: StorageTree, client: Client, *,
-                 reject_processed_names: bool = True, task_queue_suffix: str = "",
-                 heartbeat_timeout_seconds: float = 30.0) -> None:
+    def __init__(self, repository: JobRepository, storage: StorageTree,
+                 temporal: TemporalHandle, *, reject_processed_names: bool = True,
+                 task_queue_suffix: str = "", heartbeat_timeout_seconds: float = 30.0) -> None:
         self.repository = repository
         self.storage = storage
-        self.client = client
+        self.temporal = temporal
         self.reject_processed_names = reject_processed_names
         self.jobs_queue, self.signing_queue = task_queues(task_queue_suffix)
         self.heartbeat_timeout_seconds = heartbeat_timeout_seconds
         self._marks = _StartMarks(repository)
         # A burst of parallel enqueues (the watcher's batches) asks its questions and writes
         # its new rows together: one statement and one commit for the files that wait meanwhile.
-        self._lookups = Coalescer(repository.paths_and_names, limit=COALESCED_FILES)
-        self._inserts = Coalescer(repository.insert_all, limit=COALESCED_FILES)
+        # Each batch calls the repository's method as it is then (none is bound here).
+        self._lookups: Coalescer[Question, Answer] = Coalescer(
+            lambda questions: self.repository.paths_and_names(questions), limit=COALESCED_FILES)
+        self._inserts: Coalescer[tuple[Job, str], Job] = Coalescer(
+            lambda jobs: self.repository.insert_all(jobs), limit=COALESCED_FILES)
 
     @classmethod
-    def from_settings(cls, repository: JobRepository, storage: StorageTree, client: Client,
-                      settings: Settings) -> Enqueuer:
-        """An enqueuer configured by `Pipeline:*`."""
+    def from_settings(cls, repository: JobRepository, storage: StorageTree,
+                      temporal: TemporalHandle, settings: Settings) -> Enqueuer:
+        """An enqueuer configured by `Pipeline:*` (built without I/O: the handle connects on the
+        first start)."""
         pipeline = settings.pipeline
-        return cls(repository, storage, client,
+        return cls(repository, storage, temporal,
                    reject_processed_names=pipeline.reject_already_processed_file_names,
                    task_queue_suffix=pipeline.task_queue_suffix,
                    heartbeat_timeout_seconds=pipeline.heartbeat_timeout_seconds)
 
+    def checks_names(self, source: JobSource) -> bool:
+        """Whether a file from `source` is refused for a name a job already holds."""
+        return self.reject_processed_names and source is not JobSource.RETRY
+
+    async def lookup(self, path: Path, *, source: JobSource) -> Answer:
+        """The store's two questions in one round trip: the path's latest job (asked for the
+        watcher) and the job holding its name (when names are checked for `source`)."""
+        # The watcher asks them of every file it sees: batched with its siblings' questions.
+        return await self._lookups((str(path) if source is JobSource.WATCHER else None,
+                                    path.name if self.checks_names(source) else None))
+
+    async def screen(self, path: Path, *, source: JobSource) -> Screening:
+        """The name rule and the store's questions, asked once."""
+        return Screening(name_problem(path.name), *await self.lookup(path, source=source))
+
     async def enqueue(self, path: Path, *, source: JobSource, profile: SigningProfile,
-                      folder: str | None = None, parent_job_id: str | None = None
-                      ) -> EnqueueResult:
-        """Make `path` a Queued job of `profile`, unless a rule says otherwise."""
+                      folder: str | None = None, parent_job_id: str | None = None,
+                      screening: Screening | None = None) -> EnqueueResult:
+        """Make `path` a Queued job of `profile`, unless a rule says otherwise.
+
+        `screening`: what the caller already asked (`screen`), so nothing is asked twice.
+        """
         if not profile.enabled:
             return EnqueueResult(Outcome.REFUSED, code=SignerErrorCode.PROFILE_DISABLED,
                                  message=f"Profile {profile.name} is disabled.")
-        checks_name = self.reject_processed_names and source is not JobSource.RETRY
-        # Both questions in one round trip: the watcher asks them of every file it sees.
-        latest, owner = await self._lookups((str(path) if source is JobSource.WATCHER else None,
-                                             path.name if checks_name else None))
+        screening = screening or await self.screen(path, source=source)
+        latest, owner = screening.latest, screening.owner
         if latest and latest.status in (JobStatus.FAILED, JobStatus.CANCELED) \
                 and latest.error_code not in MOVED_ASIDE_CODES:
             # Only an operator's upload, retry or rescan brings such a file back (asked only
             # for the watcher).
             return EnqueueResult(Outcome.SKIPPED, latest.id,
                                  message=f"latest job {latest.id} is {latest.status}")
-        if (problem := name_problem(path.name)) is not None:
-            return await self._invalid_name(path, source, profile, folder, problem)
-        if checks_name:
+        if screening.name_problem is not None:
+            return await self._invalid_name(path, source, profile, folder,
+                                            screening.name_problem)
+        if self.checks_names(source):
             if owner is not None and owner.status in ACTIVE_STATUSES \
                     and owner.original_path.lower() == str(path).lower():
                 # The same file again while its job runs: a duplicate, not a second file.
@@ -163,9 +201,10 @@ class Enqueuer:
         """Start (or find already started) the job's workflow; a Queued row is the truth."""
         job = job or await self.repository.get(job_id)
         file_name, profile = (job.file_name, job.profile_name or "") if job else ("", "")
+        client = await self.temporal()
         with contextlib.suppress(WorkflowAlreadyStartedError):
             await start_workflow(
-                self.client, JOB_WORKFLOW,
+                client, JOB_WORKFLOW,
                 RunJobInput(job_id=job_id, signing_task_queue=self.signing_queue,
                             heartbeat_timeout_seconds=self.heartbeat_timeout_seconds),
                 search_attributes=search_attributes.signer_job(

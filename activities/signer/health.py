@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from activities.signer.crypto.errors import SignerCryptoError
 from activities.signer.engine import open_certificate
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.profiles import certificate_spec
-from shared.db.signer_models import SigningProfile
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.signer.health import check_profile, profile_subject
 from activities.signer.lacuna.health import method_health
+from activities.signer.level_health import level_health
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.profiles import is_keyless
 from activities.signer.signature_policy import policy_health
-from shared.db.signer_models import SigningProfile
 from shared.findings import read_findings, record_finding
 from shared.settings import Settings
 
@@ -60,6 +61,8 @@ class ProfileHealthReporter:
                                              self.settings)
                 # The policy document is read and its digest checked here, at every boot.
                 health = await asyncio.to_thread(policy_health, health, profile)
+                # Above B-B: the TSAs answer (one real timestamp request each).
+                health = await level_health(health, profile)
                 ok, detail = health.ok, health.detail
             except Exception as exc:
                 # One profile's unexpected error must not leave the others unchecked (nor

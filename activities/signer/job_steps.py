@@ -6,12 +6,12 @@ import asyncio
 import logging
 from concurrent.futures import BrokenExecutor, Executor
 
+from activities.signer.contracts.jobs import JobResult, JobStatus, SignerErrorCode
 from activities.signer.metrics import JOBS_FINISHED, STAGE_SECONDS
+from activities.signer.models.jobs import Job, SigningProfile
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree
-from shared.contracts.signer import JobResult, JobStatus, SignerErrorCode
 from shared.db.models import OperationalEvent, utcnow
-from shared.db.signer_models import Job, SigningProfile
 from shared.logs import props
 
 log = logging.getLogger("esteira.signer.pipeline")
@@ -51,7 +51,7 @@ class JobSteps:
                             "ESTEIRA_SIGNING__ENCRYPTION_PASSPHRASE is configured.")
         return profile
 
-    async def in_pool(self, step, request) -> None:
+    async def in_pool(self, step, request):
         """Run a CPU-bound engine step in the signing pool; a refusal fails the job."""
         loop = asyncio.get_running_loop()
         try:
@@ -66,6 +66,7 @@ class JobSteps:
                             f"{step.__name__} raised {type(exc).__name__}: {exc}") from None
         if not outcome.ok:
             raise JobFailed(outcome.code or SignerErrorCode.SIGNING_FAILED, outcome.message)
+        return outcome
 
     async def transition(self, job: Job, expected: JobStatus, to: JobStatus, message: str,
                          *, event: OperationalEvent | None = None, **fields: object) -> None:

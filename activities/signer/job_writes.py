@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 from sqlalchemy import ColumnElement, Connection, Update, bindparam, exists, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from activities.signer.models.jobs import Job, JobHistory
 from shared.db.models import OperationalEvent, PipelineState, utcnow
-from shared.db.signer_models import Job, JobHistory
 from shared.db.sqlite_writer import writer_for
 
 JOBS = Job.__table__

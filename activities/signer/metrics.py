@@ -33,3 +33,8 @@ PROFILE_DEGRADED = Gauge(
     "bulksigner_profile_degraded",
     "1 while an enabled signing profile is DEGRADED, else 0 (set by the API at scrape time)",
     ["profile"], multiprocess_mode="mostrecent")
+ARCHIVE_OLDEST_EXPIRY = Gauge(
+    "bulksigner_archive_oldest_expiry_timestamp_seconds",
+    "Unix time at which the soonest-expiring archived B-LTA file's last timestamp expires "
+    "(read from the store at scrape time; absent when nothing is archived)",
+    multiprocess_mode="mostrecent")

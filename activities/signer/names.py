@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from activities.signer.approvals.returns import reject_name
+from activities.signer.contracts.jobs import SignatureFormat
 from activities.signer.profiles import output_name
-from shared.contracts.signer import SignatureFormat
 
 # The name limit of the filesystems we write to (ext4, XFS, NTFS, Azure Files), in bytes.
 NAME_MAX_BYTES = 255

@@ -10,7 +10,7 @@ import socket
 import ssl
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from temporalio import activity
@@ -18,25 +18,27 @@ from temporalio.exceptions import ApplicationError
 
 from activities.signer import engine
 from activities.signer.approvals.presign import PreSigningChecks, PreSigningFailure
-from activities.signer.job_steps import JobFailed, JobSteps
-from activities.signer.lacuna.dispatches import DispatchLog
-from activities.signer.lacuna.methods import RemoteMethods
-from activities.signer.metrics import IN_FLIGHT, INPUTS_DIVERGED, JOBS_FINISHED, STAGE_SECONDS
-from activities.signer.profiles import certificate_spec, output_name
-from activities.signer.repository import Claim, JobRepository, LoadedJob
-from activities.signer.signature_policy import job_policy
-from activities.signer.storage import Fingerprint, StorageError, StorageTree, storage_failure
-from shared.contracts.signer import (
+from activities.signer.archive import ArchiveRegistry
+from activities.signer.contracts.jobs import (
     JobResult,
     JobStatus,
     ProcessJobInput,
     SignatureFormat,
     SignerErrorCode,
 )
-from shared.contracts.signer_lacuna import ProfileMethod
-from shared.contracts.signer_names import PROCESS_JOB_ACTIVITY
+from activities.signer.contracts.lacuna import ProfileMethod
+from activities.signer.contracts.names import PROCESS_JOB_ACTIVITY
+from activities.signer.job_steps import JobFailed, JobSteps
+from activities.signer.lacuna.dispatches import DispatchLog
+from activities.signer.lacuna.methods import RemoteMethods
+from activities.signer.level_config import tsa_endpoints
+from activities.signer.metrics import IN_FLIGHT, INPUTS_DIVERGED, JOBS_FINISHED, STAGE_SECONDS
+from activities.signer.models.jobs import Job, SigningProfile
+from activities.signer.profiles import certificate_spec, output_name
+from activities.signer.repository import Claim, JobRepository, LoadedJob
+from activities.signer.signature_policy import job_policy
+from activities.signer.storage import Fingerprint, StorageError, StorageTree, storage_failure
 from shared.db.models import OperationalEvent, utcnow
-from shared.db.signer_models import Job, SigningProfile
 from shared.heartbeat import heartbeat_forever
 from shared.logs import props
 
@@ -68,9 +70,12 @@ class SigningActivities(JobSteps):
     def __init__(self, repository: JobRepository, storage: StorageTree, pool: Executor, *,
                  instance_id: str, encryption_key: bytes | None,
                  remote: RemoteMethods | None = None,
-                 checks: PreSigningChecks | None = None) -> None:
+                 checks: PreSigningChecks | None = None,
+                 archive: ArchiveRegistry | None = None) -> None:
         super().__init__(repository, storage, pool, encryption_key=encryption_key)
         self.instance_id = instance_id
+        # Where B-LTA outputs are kept and renewed (archive/ beside output/).
+        self.archive = archive or ArchiveRegistry(repository.sessions, storage.root)
         # The Lacuna Signer methods (LacunaSigner, SignerFolder); None: not configured here.
         self.remote = remote
         self.checks = checks or PreSigningChecks(repository, storage,
@@ -196,17 +201,29 @@ class SigningActivities(JobSteps):
         policy = await job_policy(profile, fmt)
         await self.repository.note(job.id, f"Signing ({fmt.value}).", signing_started_at=utcnow(),
                                    **earlier)
-        await self.in_pool(engine.sign, engine.SignRequest(
+        timestamp = profile.timestamp or {}
+        signed = await self.in_pool(engine.sign, engine.SignRequest(
             certificate=certificate_spec(profile), fmt=fmt, staged=str(staged),
-            artifact=str(artifact), policy=policy))
+            artifact=str(artifact), policy=policy, level=profile.signature_level,
+            tsa=tsa_endpoints(profile.timestamp),
+            tsa_hash_algorithm=timestamp.get("hash_algorithm", "sha256"),
+            trust_roots=tuple(profile.trust_roots),
+            revocation_timeout=profile.revocation_timeout_seconds))
+        # Above B-B the history says which TSA answered and what revocation data went in.
+        how = f" ({signed.message})" if signed.message else ""
         await self.transition(job, JobStatus.PROCESSING, JobStatus.VERIFYING,
-                               "Signed; verifying." if profile.verify
-                               else "Signed; verification disabled by the profile.")
-        return await self.seal_and_promote(job, profile, staged, artifact, fingerprint)
+                               f"Signed{how}; verifying." if profile.verify
+                               else f"Signed{how}; verification disabled by the profile.")
+        return await self.seal_and_promote(job, profile, staged, artifact, fingerprint,
+                                           archive_expiry=signed.archive_expiry)
 
     async def seal_and_promote(self, job: Job, profile: SigningProfile, staged: Path,
-                               artifact: Path, fingerprint: Fingerprint) -> JobResult:
-        """Verify -> optionally encrypt -> promote -> release the input (a Verifying job)."""
+                               artifact: Path, fingerprint: Fingerprint, *,
+                               archive_expiry: str | None = None) -> JobResult:
+        """Verify -> optionally encrypt -> promote -> release the input (a Verifying job).
+
+        A B-LTA output is also kept in the archive, whose schedule renews it.
+        """
         await self.in_pool(engine.verify_and_seal, engine.VerifyRequest(
             fmt=SignatureFormat(job.format), staged=str(staged), artifact=str(artifact),
             trust_roots=tuple(profile.trust_roots), validate_chain=profile.validate_certificate,
@@ -214,6 +231,10 @@ class SigningActivities(JobSteps):
             policy=await job_policy(profile, SignatureFormat(job.format)),
             encryption_key=self.encryption_key if profile.encrypt else None))
         output = await self._promote(job, artifact)
+        if archive_expiry is not None:
+            await self.archive.register(output=output, job_id=job.id, profile=profile.name,
+                                        level=profile.signature_level,
+                                        expires_at=datetime.fromisoformat(archive_expiry))
         return await self._complete(job, profile, Path(job.original_path), fingerprint, output)
 
     def _remote(self) -> RemoteMethods:

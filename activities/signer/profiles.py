@@ -14,6 +14,8 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.contracts.jobs import SignatureFormat
+from activities.signer.contracts.lacuna import ProfileMethod, ProfileSigners
 from activities.signer.engine import CertificateSpec, allowed_pkcs11_modules
 from activities.signer.folder_seed import (
     default_folder,
@@ -21,10 +23,15 @@ from activities.signer.folder_seed import (
     ignored_input_keys,
     unbound_input_keys,
 )
+from activities.signer.level_config import (
+    LEVELS,
+    CscConfig,
+    TimestampConfig,
+    check_level,
+    csc_spec,
+)
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.policy_config import check_catalogue_policy, policy_name_alias
-from shared.contracts.signer import SignatureFormat
-from shared.contracts.signer_lacuna import ProfileMethod, ProfileSigners
-from shared.db.signer_models import SigningProfile
 from shared.settings import ConfigurationError, Settings
 
 log = logging.getLogger("esteira.signer.profiles")
@@ -83,8 +90,9 @@ class ProfileConfig(BaseModel):
 
     name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     format: Literal["auto", "pades", "cades", "xades"] = "auto"
-    # "none": a KEYLESS profile (signers = Approvers) holds no key.
-    cert_source: Literal["pfx", "pkcs11", "none"] = "pfx"
+    # "none": a KEYLESS profile (signers = Approvers) holds no key; "csc": a cloud
+    # certificate at a Cloud Signature Consortium API service (the `csc` block).
+    cert_source: Literal["pfx", "pkcs11", "none", "csc"] = "pfx"
     pfx_path: str | None = None
     pfx_password_env: str | None = None
     pfx_password_file: str | None = None
@@ -113,6 +121,13 @@ class ProfileConfig(BaseModel):
     check_cnab240_payment_dates: bool = True
     # Approvers: KEYLESS — the approval block's people sign at the Lacuna Signer.
     signers: Literal["Holder", "Approvers"] = "Holder"
+    # B-B (no trusted time), B-T (a TSA's timestamp), B-LT (+ certificates and revocation
+    # data), B-LTA (+ a document timestamp, renewed in archive/); see crypto/levels.py.
+    signature_level: Literal[LEVELS] = "B-B"  # type: ignore[valid-type]
+    timestamp: TimestampConfig | None = None
+    # Seconds an OCSP responder or CRL distribution point may take at B-LT and B-LTA.
+    revocation_timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+    csc: CscConfig | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -124,6 +139,13 @@ class ProfileConfig(BaseModel):
         check_catalogue_policy(name=self.policy_name, document=self.policy_document,
                                digest=self.policy_digest, fmt=self.format,
                                explicit=self.policy is not None)
+        return self
+
+    @model_validator(mode="after")
+    def _level(self) -> ProfileConfig:
+        check_level(level=self.signature_level, fmt=self.format, timestamp=self.timestamp,
+                    encrypt=self.encrypt, cert_source=self.cert_source, csc=self.csc,
+                    policy_name=self.policy_name)
         return self
 
     @model_validator(mode="after")
@@ -227,7 +249,7 @@ async def seed_profiles(sessions: async_sessionmaker[AsyncSession], settings: Se
                 folder = None
             if folder:
                 taken.add(folder.lower())
-            data = config.model_dump(exclude={"policy", "input_folder"})
+            data = config.model_dump(exclude={"policy", "input_folder"}, exclude_none=False)
             rows[config.name] = SigningProfile(
                 **data, input_folder=folder,
                 policy=config.policy.model_dump() if config.policy else None,
@@ -287,7 +309,8 @@ def certificate_spec(profile: SigningProfile) -> CertificateSpec:
         source=profile.cert_source, secret=profile_secret(profile), pfx_path=profile.pfx_path,
         pkcs11_module=profile.pkcs11_module, pkcs11_token_label=profile.pkcs11_token_label,
         pkcs11_thumbprint=profile.pkcs11_thumbprint,
-        allowed_pkcs11_modules=allowed_pkcs11_modules())
+        allowed_pkcs11_modules=allowed_pkcs11_modules(),
+        csc=csc_spec(profile.csc) if profile.cert_source == "csc" else None)
 
 
 def profile_secret(profile: SigningProfile) -> str | None:

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.contracts.jobs import ACTIVE_STATUSES, JobStatus
 from activities.signer.job_writes import (
     JobWrites,
     history_row,
@@ -24,10 +25,9 @@ from activities.signer.job_writes import (
     status_of,
     update_params,
 )
-from shared.contracts.signer import ACTIVE_STATUSES, JobStatus
+from activities.signer.models.approvals import JobApproval
+from activities.signer.models.jobs import Job, SigningProfile
 from shared.db.models import OperationalEvent, utcnow
-from shared.db.signer_approval_models import JobApproval
-from shared.db.signer_models import Job, SigningProfile
 
 
 class AlreadyActiveError(Exception):

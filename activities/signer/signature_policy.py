@@ -8,13 +8,13 @@ import dataclasses
 import os
 import threading
 
+from activities.signer.contracts.jobs import SignatureFormat, SignerErrorCode
 from activities.signer.crypto.policy import SignaturePolicy
 from activities.signer.crypto.policy_catalogue import catalogue_policy
 from activities.signer.crypto.policy_document import PolicyDocumentError, load_policy
 from activities.signer.health import ProfileHealth
 from activities.signer.job_steps import JobFailed
-from shared.contracts.signer import SignatureFormat, SignerErrorCode
-from shared.db.signer_models import SigningProfile
+from activities.signer.models.jobs import SigningProfile
 
 # (name, format, path, digest, file identity) -> the loaded identifier: a job costs one stat,
 # and a replaced file is read again.

@@ -10,9 +10,9 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
 from activities.signer import engine
+from activities.signer.contracts.lacuna import ProfileMethod
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.profiles import certificate_spec
-from shared.contracts.signer_lacuna import ProfileMethod
-from shared.db.signer_models import SigningProfile
 
 log = logging.getLogger("esteira.signer.worker")
 # Spawning a process and importing pyHanko take a few seconds on a busy machine; a pool that

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from shared.contracts.signer import SignerErrorCode
+from activities.signer.contracts.jobs import SignerErrorCode
 
 _CHUNK = 1024 * 1024
 _RETRY_PAUSE_SECONDS = 0.2

@@ -9,19 +9,22 @@ from sqlmodel import select
 
 from activities.signer import engine
 from activities.signer.approvals.wiring import approval_parts
+from activities.signer.archive import ArchiveActivities, ArchiveRegistry
+from activities.signer.archive_schedule import ensure_archive_schedule
+from activities.signer.contracts.jobs import task_queues
 from activities.signer.encryption import load_encryption_key
 from activities.signer.health_reporter import ProfileHealthReporter
 from activities.signer.lacuna.activities import AwaitingSignerActivities
 from activities.signer.lacuna.client import LacunaClient
 from activities.signer.lacuna.methods import RemoteMethods
 from activities.signer.metrics import PIPELINE_PAUSED
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.pipeline import SigningActivities
 from activities.signer.repository import JobRepository
 from activities.signer.signing_pool import signing_pool, start_all
 from activities.signer.storage import StorageTree
-from shared.contracts.signer import task_queues
-from shared.db.signer_models import SigningProfile
 from shared.worker_shape import DomainWorker, WorkerDeps
+from workflows.signer.archive import ArchiveRenewalWorkflow
 from workflows.signer.job import SigningJobWorkflow
 
 log = logging.getLogger("esteira.signer.worker")
@@ -53,24 +56,30 @@ async def _workers(deps: WorkerDeps) -> list[DomainWorker]:
     lacuna = LacunaClient.from_settings(settings)
     deps.resources.push_async_callback(lacuna.http.aclose)
     repository = JobRepository(deps.sessions)
+    archive = ArchiveRegistry(deps.sessions, settings.storage_root)
     checks, approvals = approval_parts(settings, repository, storage,
                                        load_encryption_key(settings))
     activities = SigningActivities(repository, storage, pool, checks=checks,
                                    instance_id=deps.instance_id,
                                    encryption_key=load_encryption_key(settings),
                                    remote=RemoteMethods(lacuna) if settings.signer.configured
-                                   else None)
+                                   else None, archive=archive)
+    renewal = ArchiveActivities(archive, pool, deps.instance_id)
     # The AwaitingSigner wait runs on the jobs queue: pausing must not strand remote work.
     awaiting = AwaitingSignerActivities(activities, lacuna, settings.signer)
     jobs_queue, signing_queue = task_queues(settings.pipeline.task_queue_suffix)
+    # Beside the pollers, not before them: a Temporal that answers late delays nothing else.
+    deps.background.append(lambda stop: ensure_archive_schedule(settings, jobs_queue, stop))
     return [
         # A stood-down instance polls nothing at the Lacuna Signer: the jobs queue stands
         # down too (another instance's poller runs these workflows meanwhile).
-        DomainWorker(jobs_queue, workflows=[SigningJobWorkflow], unsandboxed=True,
-                     stands_down=True,
+        DomainWorker(jobs_queue, workflows=[SigningJobWorkflow, ArchiveRenewalWorkflow],
+                     unsandboxed=True, stands_down=True,
                      activities=[awaiting.check, awaiting.finish, awaiting.cancel_remote,
                                  # Approval steps: a paused pipeline still expires and vetoes.
-                                 *approvals.all()]),
+                                 *approvals.all(),
+                                 # Archive renewal: its own schedule pauses it, not the pipeline.
+                                 renewal.due, renewal.renew]),
         DomainWorker(signing_queue, activities=[activities.process_job],
                      max_concurrent_activities=concurrency, pausable=True,
                      on_pause_read=show_paused),

@@ -11,6 +11,7 @@ from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.sisbajud.contracts.orders import WRITE_TTL_SECONDS
 from activities.sisbajud.m2m import (
     TOKEN_PATHS,
     ClientCredentials,
@@ -18,7 +19,6 @@ from activities.sisbajud.m2m import (
     TokenUnavailable,
     session_for,
 )
-from shared.contracts.sisbajud import WRITE_TTL_SECONDS
 from shared.settings import (
     DEV_M2M_CLIENT_ID,
     DEV_M2M_CLIENT_SECRET,
@@ -41,6 +41,11 @@ class UpstreamError(Exception):
     def retryable(self) -> bool:
         """Transport failures, 401 (token refresh), 408, 425, 429 and 5xx may clear up."""
         return self.status is None or self.status in (401, 408, 425, 429) or self.status >= 500
+
+
+class ReadRefused(UpstreamError):
+    """Midaz answered a read with a final refusal (403, a 404 that is not "no such thing",
+    another 4xx no retry clears): the operation is not granted, or the route is wrong."""
 
 
 def error_code(response: httpx.Response) -> str | None:
@@ -144,7 +149,11 @@ class MidazClient:
         if response.status_code in missing:
             return None
         if not response.is_success:
-            raise UpstreamError(response.status_code, error_code(response), response.text[:200])
+            failed = UpstreamError(response.status_code, error_code(response),
+                                   f"GET {response.request.url.path}: {response.text[:200]}")
+            if failed.retryable:
+                raise failed
+            raise ReadRefused(failed.status, failed.code, failed.detail)
         return response.json()
 
     async def account(self, account_id: str) -> dict[str, Any] | None:

@@ -8,12 +8,12 @@ from sqlalchemy import update
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.sisbajud.contracts.ledger import ReconcileResult
+from activities.sisbajud.contracts.orders import HumanDisposition
+from activities.sisbajud.models import SisbajudHumanDecision, SisbajudWrite
 from activities.sisbajud.store import DOMAIN
 from activities.sisbajud.wire import money
-from shared.contracts.sisbajud import HumanDisposition
-from shared.contracts.sisbajud_ledger import ReconcileResult
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudHumanDecision, SisbajudWrite
 from shared.events import record_event
 
 

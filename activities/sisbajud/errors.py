@@ -1,11 +1,11 @@
 """Which of the SISBAJUD activities' error codes Temporal retries (the codes are the
-contract's, `shared/contracts/sisbajud_errors.py`)."""
+contract's, `activities/sisbajud/contracts/errors.py`)."""
 
 from __future__ import annotations
 
 from temporalio.exceptions import ApplicationError
 
-from shared.contracts.sisbajud_errors import SisbajudErrorCode
+from activities.sisbajud.contracts.errors import SisbajudErrorCode
 
 RETRYABLE = frozenset({SisbajudErrorCode.MENSAGERIA_UNAVAILABLE,
                        SisbajudErrorCode.MIDAZ_UNAVAILABLE,

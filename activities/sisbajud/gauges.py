@@ -9,13 +9,13 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.sisbajud.metrics import ORPHANS_OPEN, OUTBOX_AGE, OUTBOX_DEPTH, UNCERTAIN_WRITES
-from shared.db.models import as_utc, utcnow
-from shared.db.sisbajud_models import (
+from activities.sisbajud.models import (
     SisbajudHumanDecision,
     SisbajudOrphan,
     SisbajudOutbox,
     SisbajudWrite,
 )
+from shared.db.models import as_utc, utcnow
 
 # Writes without a known effect: one without proof, and one the ledger deferred.
 UNCERTAIN_STATES = ("INDETERMINATE", "DEFERRED")

@@ -6,18 +6,19 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from sqlalchemy import func
+from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.sisbajud.store import raise_alarm
-from activities.sisbajud.write_effects import resolve_write
-from shared.contracts import search_attributes
-from shared.contracts.sisbajud import (
+from activities.sisbajud.contracts.ledger import Leg, Plan, PlanKind, WriteKind
+from activities.sisbajud.contracts.names import ORDER_WORKFLOW
+from activities.sisbajud.contracts.orders import (
     AlarmCode,
     Effect,
     Operation,
@@ -27,16 +28,17 @@ from shared.contracts.sisbajud import (
     RunOrderInput,
     order_workflow_id,
 )
-from shared.contracts.sisbajud_ledger import Leg, Plan, PlanKind, WriteKind
-from shared.contracts.sisbajud_names import ORDER_WORKFLOW
-from shared.db.models import as_utc, utcnow
-from shared.db.sisbajud_models import (
+from activities.sisbajud.models import (
     SisbajudAlarm,
     SisbajudHumanDecision,
     SisbajudOrder,
     SisbajudOutbox,
     SisbajudWrite,
 )
+from activities.sisbajud.store import raise_alarm
+from activities.sisbajud.write_effects import resolve_write
+from shared.contracts import search_attributes
+from shared.db.models import as_utc, utcnow
 from shared.visibility import start_workflow
 from workflows.sisbajud.carry import Carry, Wait, WaitKind
 
@@ -60,37 +62,76 @@ class MonitorCheck:
     stuck: list[str] = field(default_factory=list)
 
 
-async def check_monitors(session: AsyncSession, client: Client, task_queue: str,
-                         options: OrderOptions) -> MonitorCheck:
+@dataclass(frozen=True)
+class Watched:
+    """One write without proof as the store showed it, before Temporal is asked about it."""
+
+    key: str
+    order_id: str
+    revision: int
+    quiet_since: datetime  # its last heartbeat queued, or its last write attempt
+    wait: Wait  # the monitoring a restart resumes
+
+
+async def check_monitors(sessions: async_sessionmaker[AsyncSession], client: Client,
+                         task_queue: str, options: OrderOptions) -> MonitorCheck:
     """Every INDETERMINATE write of its order's current revision: its workflow must be running
     and beating; one that is gone is restarted into its monitoring (alarm), one that no
-    longer beats is alarmed. Alarms are added to the caller's transaction."""
-    check = MonitorCheck(settled=await settle_resolved(session))
-    rows = (await session.exec(
-        select(SisbajudWrite, SisbajudOrder)
-        .join(SisbajudOrder, col(SisbajudOrder.order_id) == col(SisbajudWrite.order_id))
-        .where(SisbajudWrite.state == "INDETERMINATE",
-               col(SisbajudOrder.revision) == col(SisbajudWrite.revision),
-               col(SisbajudOrder.state).in_(MONITORED_STATES)))).all()
-    check.writes = len(rows)
-    for write, order in rows:
-        status = await _status(client, order.order_id)
+    longer beats is alarmed. Read, then ask Temporal with no transaction open, then write in
+    short transactions: on SQLite a write transaction held across network calls would hold
+    the database's one write lock and stall every other writer (orders, gateway, API)."""
+    async with sessions() as session:
+        check = MonitorCheck(settled=await settle_resolved(session))
+        await session.commit()
+    async with sessions() as session:
+        watched = await _watched(session)
+    check.writes = len(watched)
+    statuses = [await _status(client, w.order_id) for w in watched]
+    for w, status in zip(watched, statuses, strict=True):
         if status == WorkflowExecutionStatus.RUNNING:
-            if await _stale(session, write, options):
-                check.stuck.append(write.idempotency_key)
-                await _alarm_once(session, AlarmCode.LEDGER_MONITOR_STUCK, order,
-                                  f"write {write.idempotency_key} has no heartbeat for "
-                                  f"{STUCK_AFTER_BEATS} periods; its workflow is running "
-                                  "but not monitoring")
+            if utcnow() - w.quiet_since > _quiet_limit(options):
+                check.stuck.append(w.key)
+                await _alarm_once(sessions, AlarmCode.LEDGER_MONITOR_STUCK, w,
+                                  f"write {w.key} has no heartbeat for {STUCK_AFTER_BEATS} "
+                                  "periods; its workflow is running but not monitoring")
             else:
                 check.live += 1
             continue
-        await _restart(session, client, task_queue, options, write, order)
-        check.restarted.append(write.idempotency_key)
-        await _alarm_once(session, AlarmCode.LEDGER_MONITOR_LOST, order,
-                          f"write {write.idempotency_key} without proof had no live monitor "
-                          f"(workflow {status.name if status else 'not found'}); restarted")
+        if not await _still_uncertain(sessions, w):
+            continue  # settled while Temporal was asked: nothing lost
+        await _restart(client, task_queue, options, w)
+        check.restarted.append(w.key)
+        await _alarm_once(sessions, AlarmCode.LEDGER_MONITOR_LOST, w,
+                          f"write {w.key} without proof had no live monitor (workflow "
+                          f"{status.name if status else 'not found'}); restarted")
     return check
+
+
+def _uncertain() -> Any:
+    """Writes without proof of their order's current revision, which that order monitors."""
+    return (select(SisbajudWrite, SisbajudOrder)
+            .join(SisbajudOrder, col(SisbajudOrder.order_id) == col(SisbajudWrite.order_id))
+            .where(SisbajudWrite.state == "INDETERMINATE",
+                   col(SisbajudOrder.revision) == col(SisbajudWrite.revision),
+                   col(SisbajudOrder.state).in_(MONITORED_STATES)))
+
+
+async def _watched(session: AsyncSession) -> list[Watched]:
+    """What stage 3 needs of each write without proof, read in one go."""
+    watched = []
+    now = utcnow()
+    for write, order in (await session.exec(_uncertain())).all():
+        watched.append(Watched(
+            key=write.idempotency_key, order_id=order.order_id, revision=order.revision,
+            quiet_since=await _quiet_since(session, write),
+            wait=_wait(write, order, await _beats(session, write), now)))
+    return watched
+
+
+async def _still_uncertain(sessions: async_sessionmaker[AsyncSession], w: Watched) -> bool:
+    async with sessions() as session:
+        return (await session.exec(_uncertain().where(
+            SisbajudWrite.idempotency_key == w.key))).first() is not None
 
 
 async def settle_resolved(session: AsyncSession) -> int:
@@ -127,16 +168,19 @@ async def _status(client: Client, order_id: str) -> WorkflowExecutionStatus | No
     return described.status
 
 
-async def _stale(session: AsyncSession, write: SisbajudWrite, options: OrderOptions) -> bool:
-    """No beat (nor write attempt) for STUCK_AFTER_BEATS periods plus the slack."""
+async def _quiet_since(session: AsyncSession, write: SisbajudWrite) -> datetime:
+    """The last heartbeat queued for the write's revision, or its last attempt if later."""
     last_beat = (await session.exec(
         select(func.max(SisbajudOutbox.created_at))
         .where(SisbajudOutbox.order_id == write.order_id,
                SisbajudOutbox.revision == write.revision))).one()
-    last = max(as_utc(write.updated_at), as_utc(last_beat) if last_beat else as_utc(
-        write.updated_at))
-    quiet = timedelta(seconds=options.heartbeat_every_seconds * STUCK_AFTER_BEATS)
-    return utcnow() - last > quiet + STUCK_SLACK
+    attempted = as_utc(write.updated_at)
+    return max(attempted, as_utc(last_beat)) if last_beat else attempted
+
+
+def _quiet_limit(options: OrderOptions) -> timedelta:
+    """No beat (nor write attempt) for this long: STUCK_AFTER_BEATS periods plus the slack."""
+    return timedelta(seconds=options.heartbeat_every_seconds * STUCK_AFTER_BEATS) + STUCK_SLACK
 
 
 async def _beats(session: AsyncSession, write: SisbajudWrite) -> int:
@@ -166,30 +210,31 @@ def _wait(write: SisbajudWrite, order: SisbajudOrder, beats: int, now: datetime)
                 state=OrderState(order.state), next_beat=now, beats=beats)
 
 
-async def _restart(session: AsyncSession, client: Client, task_queue: str,
-                   options: OrderOptions, write: SisbajudWrite, order: SisbajudOrder) -> None:
-    wait = _wait(write, order, await _beats(session, write), utcnow())
-    carry = Carry(seen=[order.revision], executed=[order.revision],
-                  last_state=OrderState(order.state), pending=[], wait=wait)
+async def _restart(client: Client, task_queue: str, options: OrderOptions, w: Watched
+                   ) -> None:
+    wait = w.wait.model_copy(update={"next_beat": utcnow()})
+    carry = Carry(seen=[w.revision], executed=[w.revision],
+                  last_state=wait.state, pending=[], wait=wait)
     await start_workflow(
         client, ORDER_WORKFLOW,
-        RunOrderInput(order_id=order.order_id, options=options,
+        RunOrderInput(order_id=w.order_id, options=options,
                       carry=carry.model_dump(mode="json")),
-        search_attributes=search_attributes.sisbajud_order(order.order_id),
+        search_attributes=search_attributes.sisbajud_order(w.order_id),
         memo=search_attributes.summary_memo(
-            f"Court order {order.order_id}: monitoring of write {write.idempotency_key} "
-            "restarted by the tick"),
-        id=order_workflow_id(order.order_id), task_queue=task_queue,
+            f"Court order {w.order_id}: monitoring of write {w.key} restarted by the tick"),
+        id=order_workflow_id(w.order_id), task_queue=task_queue,
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE)
-    log.warning("Restarted the monitor of write %s", write.idempotency_key)
+    log.warning("Restarted the monitor of write %s", w.key)
 
 
-async def _alarm_once(session: AsyncSession, code: AlarmCode, order: SisbajudOrder,
-                      message: str) -> None:
-    """One open (unacknowledged) alarm per order and code, not one per tick."""
-    open_alarm = (await session.exec(select(SisbajudAlarm.id).where(
-        SisbajudAlarm.code == code.value, SisbajudAlarm.order_id == order.order_id,
-        col(SisbajudAlarm.acknowledged_at).is_(None)))).first()
-    if open_alarm is None:
-        await raise_alarm(session, code.value, f"Order {order.order_id} r{order.revision}: "
-                          f"{message}", order_id=order.order_id, revision=order.revision)
+async def _alarm_once(sessions: async_sessionmaker[AsyncSession], code: AlarmCode,
+                      w: Watched, message: str) -> None:
+    """One open (unacknowledged) alarm per order and code, not one per tick; committed."""
+    async with sessions() as session:
+        open_alarm = (await session.exec(select(SisbajudAlarm.id).where(
+            SisbajudAlarm.code == code.value, SisbajudAlarm.order_id == w.order_id,
+            col(SisbajudAlarm.acknowledged_at).is_(None)))).first()
+        if open_alarm is None:
+            await raise_alarm(session, code.value, f"Order {w.order_id} r{w.revision}: "
+                              f"{message}", order_id=w.order_id, revision=w.revision)
+            await session.commit()

@@ -8,9 +8,9 @@ from sqlalchemy import update
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.sisbajud.contracts.orders import AlarmCode
+from activities.sisbajud.models import SisbajudNotice
 from activities.sisbajud.store import raise_alarm, stored_webhook_id
-from shared.contracts.sisbajud import AlarmCode
-from shared.db.sisbajud_models import SisbajudNotice
 
 ACCEPTED, WITHDRAWN, PARKED = "ACCEPTED", "WITHDRAWN", "PARKED"
 

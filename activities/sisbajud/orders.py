@@ -11,14 +11,14 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
 from activities.sisbajud.clients import MensageriaClient, UpstreamError, error_code
-from activities.sisbajud.errors import SisbajudErrorCode, fail
-from activities.sisbajud.metrics import ORDERS
-from activities.sisbajud.outbox import ResultSender, claim_order, send_bounded
-from activities.sisbajud.ownership import check_ownership
-from activities.sisbajud.store import DOMAIN, insert_ignore, raise_alarm
-from activities.sisbajud.wire import InvalidOrder, order_from_wire, result_to_wire
-from activities.sisbajud.write_effects import resolve_write
-from shared.contracts.sisbajud import (
+from activities.sisbajud.contracts.names import (
+    BEGIN_REVISION_ACTIVITY,
+    CHECK_OWNERSHIP_ACTIVITY,
+    FETCH_ORDER_ACTIVITY,
+    QUEUE_RESULT_ACTIVITY,
+    SETTLE_ACTIVITY,
+)
+from activities.sisbajud.contracts.orders import (
     BeginRevisionInput,
     BeginRevisionResult,
     CheckOwnershipInput,
@@ -30,20 +30,21 @@ from shared.contracts.sisbajud import (
     QueueResultInput,
     SettleInput,
     SettleResult,
+    decision_deadline,
 )
-from shared.contracts.sisbajud_names import (
-    BEGIN_REVISION_ACTIVITY,
-    CHECK_OWNERSHIP_ACTIVITY,
-    FETCH_ORDER_ACTIVITY,
-    QUEUE_RESULT_ACTIVITY,
-    SETTLE_ACTIVITY,
-)
-from shared.db.models import utcnow
-from shared.db.sisbajud_models import (
+from activities.sisbajud.errors import SisbajudErrorCode, fail
+from activities.sisbajud.metrics import ORDERS
+from activities.sisbajud.models import (
     SisbajudHumanDecision,
     SisbajudOrder,
     SisbajudOutbox,
 )
+from activities.sisbajud.outbox import ResultSender, claim_order, send_bounded
+from activities.sisbajud.ownership import check_ownership
+from activities.sisbajud.store import DOMAIN, insert_ignore, raise_alarm
+from activities.sisbajud.wire import InvalidOrder, order_from_wire, result_to_wire
+from activities.sisbajud.write_effects import resolve_write
+from shared.db.models import as_utc, utcnow
 from shared.events import record_event
 from shared.heartbeat import heartbeats
 from shared.logs import props
@@ -53,6 +54,32 @@ log = logging.getLogger("esteira.sisbajud")
 # The order's own send of a result it queued: well inside the store step's 30 s, so a slow
 # Mensageria hands the result to the drain instead of holding the order up.
 DIRECT_SEND_SECONDS = 10.0
+
+
+async def fetch_order(mensageria: MensageriaClient, order_id: str) -> FetchOrderResult:
+    """The seed's fetch table: 200 run, 404/410 withdrawn, retry transient (a retryable
+    `mensageria.unavailable`), park the rest; the activity's and the gateway's."""
+    try:
+        response = await mensageria.fetch_order(order_id)
+    except httpx.HTTPError as exc:
+        raise fail(SisbajudErrorCode.MENSAGERIA_UNAVAILABLE,
+                   f"order fetch failed: {type(exc).__name__}: {exc}") from exc
+    status = response.status_code
+    if status == 200:
+        try:
+            order = order_from_wire(response.json())
+        except (InvalidOrder, ValueError) as exc:
+            return FetchOrderResult(status=FetchStatus.PARKED, http_status=200, detail=str(exc))
+        if order.order_id != order_id:
+            return FetchOrderResult(status=FetchStatus.PARKED, http_status=200,
+                                    detail=f"got order {order.order_id} instead")
+        return FetchOrderResult(status=FetchStatus.FOUND, http_status=200, order=order)
+    if status in (404, 410):
+        return FetchOrderResult(status=FetchStatus.WITHDRAWN, http_status=status)
+    if UpstreamError(status).retryable:
+        raise fail(SisbajudErrorCode.MENSAGERIA_UNAVAILABLE, f"order fetch answered {status}")
+    return FetchOrderResult(status=FetchStatus.PARKED, http_status=status,
+                            detail=f"order fetch answered {status} {error_code(response)}")
 
 
 class OrderActivities:
@@ -69,28 +96,8 @@ class OrderActivities:
     @activity.defn(name=FETCH_ORDER_ACTIVITY)
     @heartbeats
     async def fetch_order(self, request: FetchOrderInput) -> FetchOrderResult:
-        """The seed's fetch table: 200 run, 404/410 withdrawn, retry transient, park the rest."""
-        try:
-            response = await self._mensageria.fetch_order(request.order_id)
-        except httpx.HTTPError as exc:
-            raise fail(SisbajudErrorCode.MENSAGERIA_UNAVAILABLE,
-                       f"order fetch failed: {type(exc).__name__}: {exc}") from exc
-        status = response.status_code
-        if status == 200:
-            try:
-                order = order_from_wire(response.json())
-            except (InvalidOrder, ValueError) as exc:
-                return FetchOrderResult(status=FetchStatus.PARKED, http_status=200, detail=str(exc))
-            if order.order_id != request.order_id:
-                return FetchOrderResult(status=FetchStatus.PARKED, http_status=200,
-                                        detail=f"got order {order.order_id} instead")
-            return FetchOrderResult(status=FetchStatus.FOUND, http_status=200, order=order)
-        if status in (404, 410):
-            return FetchOrderResult(status=FetchStatus.WITHDRAWN, http_status=status)
-        if UpstreamError(status).retryable:
-            raise fail(SisbajudErrorCode.MENSAGERIA_UNAVAILABLE, f"order fetch answered {status}")
-        return FetchOrderResult(status=FetchStatus.PARKED, http_status=status,
-                                detail=f"order fetch answered {status} {error_code(response)}")
+        """The order from the Mensageria, classified by the seed's fetch table."""
+        return await fetch_order(self._mensageria, request.order_id)
 
     @activity.defn(name=BEGIN_REVISION_ACTIVITY)
     async def begin_revision(self, request: BeginRevisionInput) -> BeginRevisionResult:
@@ -188,10 +195,13 @@ class OrderActivities:
                                   f"{request.detail or request.state.value}",
                                   order_id=request.order_id, revision=request.revision)
             if request.human_reason is not None:
+                deadline = as_utc(row.deadline) if row.deadline is not None else None
                 await insert_ignore(session, SisbajudHumanDecision, {
                     "order_id": request.order_id, "revision": request.revision,
                     "reason": request.human_reason.value, "detail": request.detail or None,
                     "disposition": _value(request.human_disposition),
+                    "decide_by": decision_deadline(
+                        deadline, self._settings.sisbajud.response_deadline_margin_seconds),
                     "created_at": utcnow()}, ["order_id", "revision", "reason"])
             if request.close_decisions:
                 await _close_decisions(session, request)
@@ -259,7 +269,7 @@ async def _resolve_write(session: AsyncSession, request: SettleInput) -> None:
     res = request.resolution
     assert res is not None
     await resolve_write(session, request.order_id, request.revision, res.effect,
-                        res.executed_amount, res.transaction_id, res.actor)
+                        res.executed_amount, res.transaction_id, res.actor, res.moved_legs)
 
 
 def _value(member) -> str | None:

@@ -8,8 +8,8 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.sisbajud.models import SisbajudOrphanScan, SisbajudWrite
 from shared.db.models import as_utc, utcnow
-from shared.db.sisbajud_models import SisbajudOrphanScan, SisbajudWrite
 
 Account = tuple[str, str]  # (institution id, block alias)
 

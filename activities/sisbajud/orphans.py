@@ -16,12 +16,12 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.sisbajud import orphan_cursor
 from activities.sisbajud.clients import MidazClient, UpstreamError, midaz_for
+from activities.sisbajud.contracts.orders import BLOCK_ALIAS_PREFIX, AlarmCode
 from activities.sisbajud.metrics import ORPHAN_SCAN_ACCOUNTS, ORPHAN_SCANS, ORPHANS_FOUND
+from activities.sisbajud.models import SisbajudOrphan, SisbajudWrite
 from activities.sisbajud.reconcile import midaz_day, midaz_second
 from activities.sisbajud.store import insert_ignore, raise_alarm
-from shared.contracts.sisbajud import BLOCK_ALIAS_PREFIX, AlarmCode
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudOrphan, SisbajudWrite
 from shared.settings import Settings
 
 log = logging.getLogger("esteira.sisbajud")

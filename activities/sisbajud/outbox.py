@@ -14,9 +14,9 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.sisbajud.clients import MensageriaClient, UpstreamError, error_code
+from activities.sisbajud.models import SisbajudOutbox
 from activities.sisbajud.outbox_record import Outcome, SendRecorder
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudOutbox
 from shared.settings import Settings
 
 # How long a sender holds the rows it is sending: beyond the order's bounded send (and its

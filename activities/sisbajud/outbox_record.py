@@ -9,11 +9,11 @@ from sqlalchemy import bindparam, update
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.sisbajud.contracts.orders import AlarmCode
 from activities.sisbajud.metrics import RESULTS_SENT
+from activities.sisbajud.models import SisbajudOutbox
 from activities.sisbajud.store import raise_alarm
-from shared.contracts.sisbajud import AlarmCode
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudOutbox
 
 # (row, "sent" | "retry" | "parked", the row's new values, the failure's detail)
 Outcome = tuple[SisbajudOutbox, str, dict, str]

@@ -10,10 +10,10 @@ import httpx
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.sisbajud.contracts.orders import Ownership, OwnershipResult
+from activities.sisbajud.models import SisbajudInstitution
 from activities.sisbajud.store import insert_ignore
-from shared.contracts.sisbajud import Ownership, OwnershipResult
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudInstitution
 from shared.settings import Settings
 
 log = logging.getLogger("esteira.sisbajud")

@@ -11,10 +11,26 @@ from temporalio import activity
 
 from activities.sisbajud.clients import (
     LedgerActivities,
+    ReadRefused,
     UnknownInstitution,
     UpstreamError,
 )
+from activities.sisbajud.contracts.ledger import Leg, Plan, PlanInput, PlanKind
+from activities.sisbajud.contracts.names import (
+    PLAN_BLOCK_ACTIVITY,
+    PLAN_INFO_ACTIVITY,
+    PLAN_RELEASE_ACTIVITY,
+)
+from activities.sisbajud.contracts.orders import (
+    Effect,
+    HumanReason,
+    OrderState,
+    ReasonCode,
+    block_account_alias,
+    write_idempotency_key,
+)
 from activities.sisbajud.errors import SisbajudErrorCode, fail
+from activities.sisbajud.models import SisbajudOrder, SisbajudWrite
 from activities.sisbajud.rules import (
     ZERO,
     block_legs,
@@ -25,22 +41,14 @@ from activities.sisbajud.rules import (
     restrict,
 )
 from activities.sisbajud.subjects import active_accounts
-from shared.contracts.sisbajud import (
-    Effect,
-    HumanReason,
-    OrderState,
-    ReasonCode,
-    block_account_alias,
-    write_idempotency_key,
-)
-from shared.contracts.sisbajud_ledger import Leg, Plan, PlanInput, PlanKind
-from shared.contracts.sisbajud_names import (
-    PLAN_BLOCK_ACTIVITY,
-    PLAN_INFO_ACTIVITY,
-    PLAN_RELEASE_ACTIVITY,
-)
-from shared.db.sisbajud_models import SisbajudOrder, SisbajudWrite
 from shared.heartbeat import heartbeats
+
+
+def _moved(write: SisbajudWrite) -> list[Leg]:
+    """The legs an applied write moved: as the ledger showed them to a person's resolution,
+    else the write's own (Midaz answered it applied)."""
+    legs = write.applied_legs if write.applied_legs is not None else write.legs
+    return [Leg.model_validate(leg) for leg in legs]
 
 
 def _resolve(effect: Effect, reason: ReasonCode, **fields) -> Plan:
@@ -49,11 +57,14 @@ def _resolve(effect: Effect, reason: ReasonCode, **fields) -> Plan:
 
 @contextlib.contextmanager
 def upstream_errors() -> Iterator[None]:
-    """Map ledger read failures to retryable (transient) or final activity errors."""
+    """Map ledger failures to retryable (transient) or final activity errors; a refused read
+    is its own final error (the order's workflow raises an alarm and asks a person)."""
     try:
         yield
     except UnknownInstitution as exc:
         raise fail(SisbajudErrorCode.INSTITUTION_UNCONFIGURED, f"institution {exc}") from exc
+    except ReadRefused as exc:
+        raise fail(SisbajudErrorCode.MIDAZ_READ_REFUSED, f"Midaz refused a read: {exc}") from exc
     except UpstreamError as exc:
         code = (SisbajudErrorCode.MIDAZ_UNAVAILABLE if exc.retryable
                 else SisbajudErrorCode.MIDAZ_REFUSED)
@@ -115,9 +126,9 @@ class PlanActivities(LedgerActivities):
             ).order_by(SisbajudWrite.created_at))).all()
         blocks = [w for w in writes if w.kind == "block" and w.order_id == parent_id]
         releases = [w for w in writes if w.kind == "unblock"]
-        parent_legs = [Leg.model_validate(leg) for w in blocks for leg in w.legs]
+        parent_legs = [leg for w in blocks for leg in _moved(w)]
         returned: dict[str, Decimal] = {}
-        for leg in (Leg.model_validate(x) for w in releases for x in w.legs):
+        for leg in (leg for w in releases for leg in _moved(w)):
             returned[leg.account_alias] = returned.get(leg.account_alias, ZERO) + leg.amount
         remaining = (sum((Decimal(w.applied_amount or w.total) for w in blocks), ZERO)
                      - sum(returned.values(), ZERO))

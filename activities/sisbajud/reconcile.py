@@ -9,12 +9,14 @@ from sqlalchemy import update
 from temporalio import activity
 
 from activities.sisbajud.clients import LedgerActivities, MidazClient
+from activities.sisbajud.contracts.ledger import ReconcileResult, ReconcileWriteInput
+from activities.sisbajud.contracts.names import RECONCILE_WRITE_ACTIVITY
+from activities.sisbajud.contracts.orders import Leg
 from activities.sisbajud.decision_proof import record_proof
+from activities.sisbajud.models import SisbajudWrite
 from activities.sisbajud.plans import upstream_errors
-from shared.contracts.sisbajud_ledger import ReconcileResult, ReconcileWriteInput
-from shared.contracts.sisbajud_names import RECONCILE_WRITE_ACTIVITY
+from activities.sisbajud.resolution_legs import moved_legs
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudWrite
 from shared.heartbeat import heartbeats
 
 # Midaz compares list dates at day (or second) precision and clocks drift: look a day wider.
@@ -34,6 +36,18 @@ def midaz_second(moment: datetime) -> str:
 def _overdraft(tx: dict) -> bool:
     return any(op.get("balanceKey") == "overdraft" or op.get("type") == "OVERDRAFT"
                for op in tx.get("operations") or [])
+
+
+def _applied_legs(tx: dict, write: SisbajudWrite | None) -> list[dict] | None:
+    """The legs the proven transaction moved (a re-planned write may have sent other legs
+    than it first registered); None when its operations don't add up to its block leg."""
+    if write is None:
+        return None
+    planned = [Leg.model_validate(leg) for leg in write.legs]
+    legs, held = moved_legs(tx, write.kind, write.block_alias, planned)
+    if not legs or sum((leg.amount for leg in legs), Decimal(0)) != held:
+        return None
+    return [leg.model_dump(mode="json") for leg in legs]
 
 
 class ReconcileActivities(LedgerActivities):
@@ -66,11 +80,12 @@ class ReconcileActivities(LedgerActivities):
             if await record_proof(session, request.idempotency_key, proof):
                 await session.commit()
                 return proof.model_copy(update={"for_decision": True})
+            write = await session.get(SisbajudWrite, request.idempotency_key)
             await session.exec(update(SisbajudWrite).where(  # type: ignore[call-overload]
                 SisbajudWrite.idempotency_key == request.idempotency_key,
                 SisbajudWrite.state != "APPLIED",
             ).values(state="APPLIED", transaction_id=tx["id"], applied_amount=str(amount),
-                     updated_at=utcnow()))
+                     applied_legs=_applied_legs(tx, write), updated_at=utcnow()))
             await session.commit()
         return proof
 

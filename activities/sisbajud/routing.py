@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from shared.contracts.sisbajud import is_uuid
-from shared.db.sisbajud_models import SisbajudRoutingDocument
+from activities.sisbajud.contracts.orders import is_uuid
+from activities.sisbajud.models import SisbajudRoutingDocument
 from shared.settings import Settings
 
 ORGANIZATIONS = "routing.organizations"

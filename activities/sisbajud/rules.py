@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
-from shared.contracts.sisbajud_ledger import Leg
+from activities.sisbajud.contracts.ledger import Leg
 
 ZERO = Decimal(0)
 CENT = Decimal("0.01")

@@ -25,14 +25,15 @@ from activities.sisbajud.clients import (
     mensageria_credentials,
     midaz_credentials,
 )
+from activities.sisbajud.contracts.names import TICK_WORKFLOW
+from activities.sisbajud.contracts.orders import OrderOptions, TickInput, tick_schedule_id
 from activities.sisbajud.orders import OrderActivities
 from activities.sisbajud.ownership import record_owner
 from activities.sisbajud.plans import PlanActivities
 from activities.sisbajud.reconcile import ReconcileActivities
+from activities.sisbajud.resolution_legs import ResolutionActivities
 from activities.sisbajud.tick import TemporalProvider, TickActivities
 from activities.sisbajud.writes import WriteActivities
-from shared.contracts.sisbajud import OrderOptions, TickInput, tick_schedule_id
-from shared.contracts.sisbajud_names import TICK_WORKFLOW
 from shared.schedules import ensure_schedule
 from shared.settings import Settings
 
@@ -119,8 +120,10 @@ def activities(settings: Settings, sessions: async_sessionmaker[AsyncSession],
     writes = WriteActivities(settings, sessions, http)
     tick = TickActivities(settings, sessions, http, temporal)
     reconcile = ReconcileActivities(settings, sessions, http)
+    resolution = ResolutionActivities(settings, sessions, http)
     return [orders.fetch_order, orders.begin_revision, orders.check_ownership, orders.settle,
             orders.queue_result,
             plans.plan_block, plans.plan_release, plans.plan_info,
             writes.ensure_block_account, writes.write_ledger, reconcile.reconcile_write,
+            resolution.resolution_legs,
             tick.ingest, tick.orphans, tick.monitor, tick.drain]

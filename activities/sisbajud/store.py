@@ -10,10 +10,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import SQLModel
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.sisbajud.contracts.orders import AlarmCode
 from activities.sisbajud.metrics import ALARMS
-from shared.contracts.sisbajud import AlarmCode
+from activities.sisbajud.models import SisbajudAlarm, SisbajudNotice
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudAlarm, SisbajudNotice
 from shared.events import record_event
 from shared.logs import props
 

@@ -16,6 +16,23 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDReusePolicy
 
 from activities.sisbajud.clients import MensageriaClient
+from activities.sisbajud.contracts.names import (
+    NOTICE_SIGNAL,
+    ORDER_WORKFLOW,
+    STAGE_DRAIN_ACTIVITY,
+    STAGE_INGEST_ACTIVITY,
+    STAGE_MONITOR_ACTIVITY,
+    STAGE_ORPHANS_ACTIVITY,
+)
+from activities.sisbajud.contracts.orders import (
+    NoticeSignal,
+    OrderState,
+    RunOrderInput,
+    StageName,
+    StageResult,
+    TickInput,
+    order_workflow_id,
+)
 from activities.sisbajud.gauges import (
     orphans_recorded,
     outbox_backlog,
@@ -23,6 +40,11 @@ from activities.sisbajud.gauges import (
     set_outbox,
     set_uncertain,
     uncertain_writes,
+)
+from activities.sisbajud.models import (
+    SisbajudNotice,
+    SisbajudOrder,
+    SisbajudOutbox,
 )
 from activities.sisbajud.monitors import check_monitors
 from activities.sisbajud.orphans import OrphanChecker
@@ -34,29 +56,7 @@ from activities.sisbajud.outbox import (
     sendable,
 )
 from shared.contracts import search_attributes
-from shared.contracts.sisbajud import (
-    NoticeSignal,
-    OrderState,
-    RunOrderInput,
-    StageName,
-    StageResult,
-    TickInput,
-    order_workflow_id,
-)
-from shared.contracts.sisbajud_names import (
-    NOTICE_SIGNAL,
-    ORDER_WORKFLOW,
-    STAGE_DRAIN_ACTIVITY,
-    STAGE_INGEST_ACTIVITY,
-    STAGE_MONITOR_ACTIVITY,
-    STAGE_ORPHANS_ACTIVITY,
-)
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import (
-    SisbajudNotice,
-    SisbajudOrder,
-    SisbajudOutbox,
-)
 from shared.heartbeat import heartbeats
 from shared.logs import props
 from shared.settings import Settings
@@ -184,10 +184,9 @@ class TickActivities:
         stage proves each such write has a live, beating monitor: a workflow that is gone
         (terminated, failed) is restarted into its monitoring, one stuck is alarmed."""
         client = await self._temporal()
+        check = await check_monitors(self._sessions, client, request.task_queue,
+                                     request.options)
         async with self._sessions() as session:
-            check = await check_monitors(session, client, request.task_queue,
-                                         request.options)
-            await session.commit()
             counts = await uncertain_writes(session)
         set_uncertain(counts)
         return StageResult(stage=StageName.MONITOR, ok=not check.stuck,

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from decimal import Decimal, Inexact, InvalidOperation, localcontext
 from typing import Any
 
-from shared.contracts.sisbajud import Operation, Order, ResultPayload
+from activities.sisbajud.contracts.orders import Operation, Order, ResultPayload
 
 CENT = Decimal("0.01")
 

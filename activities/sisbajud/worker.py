@@ -7,13 +7,13 @@ import asyncio
 from temporalio.client import Client
 
 from activities.sisbajud.connections import recheck_until_ok, record_connections, summary
+from activities.sisbajud.contracts.names import stage_task_queue
 from activities.sisbajud.setup import (
     activities,
     check_credentials,
     claim_institutions,
     ensure_tick_schedule,
 )
-from shared.contracts.sisbajud_names import stage_task_queue
 from shared.http_client import pooled_client
 from shared.temporal import connect
 from shared.worker_shape import DomainWorker, WorkerDeps

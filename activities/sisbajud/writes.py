@@ -15,14 +15,7 @@ from activities.sisbajud.clients import (
     UpstreamError,
     error_code,
 )
-from activities.sisbajud.errors import SisbajudErrorCode, fail
-from activities.sisbajud.plans import upstream_errors
-from activities.sisbajud.routing import ActionRoutes, Resolution, WriteRoutes, resolve
-from activities.sisbajud.store import insert_ignore
-from activities.sisbajud.systemplane import SystemplaneUnavailable, current_documents
-from activities.sisbajud.wire import money
-from shared.contracts.sisbajud import BLOCK_ACCOUNT_TYPE
-from shared.contracts.sisbajud_ledger import (
+from activities.sisbajud.contracts.ledger import (
     BlockAccountResult,
     EnsureBlockAccountInput,
     WriteInput,
@@ -30,9 +23,16 @@ from shared.contracts.sisbajud_ledger import (
     WriteOutcome,
     WriteOutcomeKind,
 )
-from shared.contracts.sisbajud_names import ENSURE_BLOCK_ACCOUNT_ACTIVITY, WRITE_LEDGER_ACTIVITY
+from activities.sisbajud.contracts.names import ENSURE_BLOCK_ACCOUNT_ACTIVITY, WRITE_LEDGER_ACTIVITY
+from activities.sisbajud.contracts.orders import BLOCK_ACCOUNT_TYPE
+from activities.sisbajud.errors import SisbajudErrorCode, fail
+from activities.sisbajud.models import SisbajudWrite
+from activities.sisbajud.plans import upstream_errors
+from activities.sisbajud.routing import ActionRoutes, Resolution, WriteRoutes, resolve
+from activities.sisbajud.store import insert_ignore
+from activities.sisbajud.systemplane import SystemplaneUnavailable, current_documents
+from activities.sisbajud.wire import money
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudWrite
 from shared.heartbeat import heartbeating, heartbeats
 from shared.logs import props
 

@@ -18,6 +18,7 @@ from services.api.routes import (
     pickup,
     signer,
     signer_approvals,
+    signer_catalog,
     signer_instances,
     signer_lacuna,
     sisbajud,
@@ -55,6 +56,7 @@ def create_rest_app(context: ApiContext) -> FastAPI:
     app.include_router(system.router)
     app.include_router(temporal_codec.router)
     app.include_router(signer.router)
+    app.include_router(signer_catalog.router)
     app.include_router(signer_approvals.router)
     app.include_router(signer_lacuna.router)
     app.include_router(signer_instances.router)

@@ -9,9 +9,9 @@ from pydantic import SecretStr
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.responses import Response
 
+from activities.pickup.contracts.board import PickupErrorCode
+from activities.pickup.contracts.errors import pickup_error
 from shared.auth import API_KEY_HEADER, keys_match, school_for_key
-from shared.contracts.pickup import PickupErrorCode
-from shared.contracts.pickup_errors import pickup_error
 from shared.errors import ErrorCode, EsteiraError
 from shared.problem import refusal
 

@@ -16,24 +16,11 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from prometheus_client import Gauge
-from sqlmodel import select
 
-from activities.signer.operator.metrics import (
-    FOLDER_STATUS,
-    PIPELINE_PAUSED,
-    PROFILE_DEGRADED,
-    refresh_queue_depth,
-)
-from activities.sisbajud.operator.gauges import refresh_gauges as refresh_sisbajud
 from services.app_context import ApiContext
-from services.readiness.signer import NO_PROFILE, SignerProbes
 from services.readiness.workers import live_pollers
 from services.worker.domains import polled_queues
-from shared.contracts.signer import FolderStatus
-from shared.db.pipeline import read_pipeline_state
-from shared.db.signer_models import InputFolderState
 from shared.metrics import MULTIPROC_ENV, TASK_QUEUE_POLLERS
-from shared.readiness import evaluate
 
 log = logging.getLogger("esteira.api.metrics")
 # A scrape storm asks Temporal at most once per this; poller lists change slowly anyway.
@@ -48,13 +35,14 @@ class ScrapeRefresher:
         self.context = context
         self._pollers_at = float("-inf")
         self._pollers_lock = asyncio.Lock()
-        self._published: dict[str, set[tuple[str, ...]]] = {}
+        # Keyed by the gauge object itself: its name is a private attribute.
+        self._published: dict[Gauge, set[tuple[str, ...]]] = {}
 
     async def refresh(self) -> None:
         """Refresh every gauge; a source that fails keeps its last values (logged)."""
-        await refresh_queue_depth(self.context.sessions)
-        for source in (self._pipeline, self._folders, self._profiles, self._sisbajud,
-                       self._pickup, self._pollers):
+        for source in (self._queue_depth, self._pipeline, self._folders, self._profiles,
+                       self._archive,
+                       self._sisbajud, self._pickup, self._pollers):
             await self._quietly(source)
 
     async def _quietly(self, source: Callable[[], Awaitable[None]]) -> None:
@@ -63,30 +51,24 @@ class ScrapeRefresher:
         except Exception as exc:  # a scrape never fails on one source
             log.warning("Metrics source %s unavailable: %s", source.__name__, exc)
 
+    async def _queue_depth(self) -> None:
+        await self.context.faces.signer.gauges.queue_depth()
+
+    async def _archive(self) -> None:
+        await self.context.faces.signer.gauges.archive_expiry()
+
     async def _pipeline(self) -> None:
-        async with self.context.sessions() as session:
-            paused = (await read_pipeline_state(session)).paused
-        PIPELINE_PAUSED.set(1 if paused else 0)
+        await self.context.faces.signer.gauges.pipeline_paused()
 
     async def _folders(self) -> None:
-        async with self.context.sessions() as session:
-            rows = (await session.exec(select(InputFolderState))).all()
-        self._publish(FOLDER_STATUS, {
-            (row.name, each.value): 1.0 if row.status == each.value else 0.0
-            for row in rows for each in FolderStatus})
+        await self.context.faces.signer.gauges.folder_status(self._publish)
 
     async def _profiles(self) -> None:
         # The `signing-profile:<name>` lines of /api/ready, judged the same way.
-        probes = await SignerProbes(self.context.settings, self.context.sessions).probes()
-        prefix = "signing-profile:"
-        verdict = await evaluate([p for p in probes
-                                  if p.name.startswith(prefix) and p.name != NO_PROFILE])
-        self._publish(PROFILE_DEGRADED, {
-            (check.name.removeprefix(prefix),): 0.0 if check.ok else 1.0
-            for check in verdict.checks})
+        await self.context.faces.signer.gauges.profile_degraded(self._publish)
 
     async def _sisbajud(self) -> None:
-        await refresh_sisbajud(self.context.sessions, self._publish)
+        await self.context.faces.sisbajud.gauges.refresh(self._publish)
 
     async def _pickup(self) -> None:
         await self.context.faces.pickup.queues.publish_backlogs()
@@ -110,8 +92,7 @@ class ScrapeRefresher:
 
     def _publish(self, gauge: Gauge, values: dict[tuple[str, ...], float]) -> None:
         """Set each label set; one gone since the last scrape is dropped (0 when shared)."""
-        name = gauge._name  # type: ignore[attr-defined]
-        for gone in self._published.get(name, set()) - values.keys():
+        for gone in self._published.get(gauge, set()) - values.keys():
             if os.environ.get(MULTIPROC_ENV):
                 # A shared file keeps every series it ever held: leave it at 0, not its last.
                 gauge.labels(*gone).set(0)
@@ -119,4 +100,4 @@ class ScrapeRefresher:
                 gauge.remove(*gone)
         for labels, value in values.items():
             gauge.labels(*labels).set(value)
-        self._published[name] = set(values)
+        self._published[gauge] = set(values)

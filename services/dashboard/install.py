@@ -14,7 +14,18 @@ from services.dashboard.accounts import OperatorDirectory
 from services.dashboard.guard import CsrfRejected, DashboardAuth, DashboardAuthMiddleware
 from services.dashboard.headers import SecurityHeadersMiddleware
 from services.dashboard.routes import approve as approver_page
-from services.dashboard.routes import events, folders, jobs, login, pickup, profiles, sisbajud
+from services.dashboard.routes import (
+    events,
+    folders,
+    guardian,
+    guardian_sign_in,
+    jobs,
+    login,
+    pickup,
+    pickup_report,
+    profiles,
+    sisbajud,
+)
 from services.dashboard.routes import system as system_page
 from services.dashboard.session import SessionCodec
 from services.dashboard.session_store import SessionRevocations, SignInThrottle
@@ -37,8 +48,8 @@ def install_dashboard(app: FastAPI, context: ApiContext) -> None:
     app.state.dashboard_auth = auth
     app.add_middleware(DashboardAuthMiddleware, auth=auth)
     app.add_middleware(SecurityHeadersMiddleware)
-    for module in (login, jobs, profiles, folders, events, system_page, pickup, sisbajud,
-                   approver_page):
+    for module in (login, jobs, profiles, folders, events, system_page, pickup, pickup_report,
+                   sisbajud, approver_page, guardian_sign_in, guardian):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="dashboard-static")
     app.add_exception_handler(CsrfRejected, _csrf_rejected)

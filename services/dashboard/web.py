@@ -6,13 +6,14 @@ import base64
 import json
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
 from services.app_context import ApiContext
+from shared.db.models import as_utc
 from shared.errors import EsteiraError
 from shared.temporal_ui import temporal_ui_url
 
@@ -30,7 +31,12 @@ def _when(value: str | datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def _iso(value: datetime | None) -> str:
+    return as_utc(value).isoformat() if value else ""
+
+
 TEMPLATES.env.filters["when"] = _when
+TEMPLATES.env.filters["iso"] = _iso
 
 
 def context(request: Request) -> ApiContext:
@@ -44,6 +50,14 @@ def temporal_link(request: Request, workflow_id: str) -> str:
     return (f"{temporal_ui_url(settings, seen_host=request.url.hostname)}/namespaces/"
             f"{quote(settings.temporal.namespace, safe='')}/workflows/"
             f"{quote(workflow_id, safe='')}")
+
+
+def next_page_url(request: Request, path: str, cursor: str | None) -> str | None:
+    """The same list with the same filters, continued after this page (None on the last)."""
+    if cursor is None:
+        return None
+    kept = [(k, v) for k, v in request.query_params.multi_items() if k != "cursor"]
+    return f"{path}?{urlencode([*kept, ('cursor', cursor)])}"
 
 
 def render(request: Request, template: str, status_code: int = 200, **values) -> HTMLResponse:

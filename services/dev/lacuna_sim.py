@@ -43,4 +43,5 @@ def serve_lacuna(settings: Settings) -> None:
     import uvicorn
 
     sim = sim_settings(settings)
-    uvicorn.run(create_app(sim), host=sim.host, port=sim.port)
+    # log_config=None: uvicorn's lines go through our logging (format, masking).
+    uvicorn.run(create_app(sim), host=sim.host, port=sim.port, log_config=None)

@@ -16,23 +16,22 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TextIO
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, TextIO
 
-from rich.console import Console, Group
-from rich.live import Live
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
 from sqlalchemy import func
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.models.jobs import Job
+from activities.signer.models.pipeline import read_pipeline_state
 from shared.db.engine import create_engine, session_factory
-from shared.db.pipeline import read_pipeline_state
-from shared.db.signer_models import Job
 from shared.settings import Settings
 from shared.temporal_ui import temporal_ui_url
+
+if TYPE_CHECKING:
+    from rich.panel import Panel
 
 REFRESH_SECONDS = 1.0
 TAIL_LINES = 6
@@ -44,7 +43,9 @@ def live_view_wanted(stream: TextIO, host_mode: str, environ: Mapping[str, str])
     a dumb terminal)."""
     isatty = getattr(stream, "isatty", None)
     return (bool(isatty and isatty()) and host_mode == "console"
-            and environ.get("TERM", "") not in ("", "dumb"))
+            and environ.get("TERM", "") not in ("", "dumb")
+            # rich comes with the `embedded` extra; without it the plain log scrolls.
+            and find_spec("rich") is not None)
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,11 @@ def _uptime(seconds: float) -> str:
 
 def render_panel(snapshot: Snapshot) -> Panel:
     """The panel for one snapshot."""
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
@@ -161,6 +167,9 @@ class LiveView:
                  router: ConsoleRouter, *, booted_at: datetime, stream: TextIO) -> None:
         self._settings, self._sessions, self._router = settings, sessions, router
         self._booted_at, self._started = booted_at, time.monotonic()
+        from rich.console import Console
+        from rich.live import Live
+
         self._live = Live(console=Console(file=stream), auto_refresh=False,
                           redirect_stdout=False, redirect_stderr=False)
         self._diverted: list[tuple[logging.Handler, _Divert]] = []

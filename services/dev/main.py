@@ -3,37 +3,47 @@
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import logging
-import os
+import shutil
 import socket
 import sys
+import tempfile
 import time
+from importlib.util import find_spec
 from pathlib import Path
+from typing import TextIO
 
 import httpx
 
-from activities.sisbajud.operator.connections import connection_rows
 from services import sisbajud_cli, systemd_notify
 from services.banner import host_mode, ready_rows, render
 from services.banner_signer import signer_rows_and_panel
 from services.bootstrap import bootstrap
+from services.composition import compose
 from services.dev.lacuna_sim import lacuna_dev_env
 from services.dev.live_view import ConsoleRouter, live_console
+from services.dev.lock import DataDirBusyError, lock_data_dir
 from services.dev.supervisor import ChildSpec, Supervisor
-from services.dev.temporal_server import LOOPBACK, PRIVATE_UMASK, dev_server_args
+from services.dev.temporal_server import (
+    EMBEDDED_EXTRA_HINT,
+    LOOPBACK,
+    PRIVATE_UMASK,
+    TemporalCliNotFoundError,
+    dev_server_args,
+    find_temporal_cli,
+)
 from services.process import retry_until, stop_event
 from shared.auth import ensure_generated_api_key
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import utcnow
-from shared.db.pipeline import read_pipeline_state
 from shared.logs.files import DailyFileHandler, DailySizeRotatingFile
 from shared.logs.masking import SecretMasker, secret_values
 from shared.metrics import MULTIPROC_ENV, mark_process_dead, prepare_multiprocess_dir
 from shared.settings import Settings
-from shared.temporal import connect, payload_keys
+from shared.temporal import TemporalHandle, connect, payload_keys
 
 READY_TIMEOUT_SECONDS = 90.0
+PROBE_TIMEOUT_SECONDS = 15.0
 # A worker drains in-flight activities for up to 30 s (services/worker/main.py).
 WORKER_STOP_TIMEOUT = 40.0
 log = logging.getLogger("esteira.dev")
@@ -50,6 +60,7 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
     data_dir = settings.data_dir.resolve()
     _check_api_key_source(settings)
     embedded = temporal_mode(settings) == "embedded"
+    _check_installed(settings, embedded=embedded)
     lock = _lock_data_dir(data_dir)
     _check_ports_free(settings, embedded=embedded)
     generated = settings.api_key is None and ensure_generated_api_key(settings.api_key_file)
@@ -66,7 +77,8 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         retained=settings.logging.retained_file_count)
     _log_to(log_file)
     supervisor = Supervisor(_sink(log_file, masker, console),
-                            on_exit=lambda pid: mark_process_dead(pid, metrics_dir))
+                            on_exit=lambda pid: mark_process_dead(pid, metrics_dir),
+                            foreign_format=logging.getLogger().handlers[0].formatter)
     child_env = {
         "ESTEIRA_CHILD": "1",
         "ESTEIRA_DATA_DIR": str(data_dir),
@@ -79,11 +91,13 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         "PYTHONUNBUFFERED": "1",
         **lacuna_dev_env(settings),
     }
+    # The UI door's Unix socket: a folder only this user can enter (paths stay short).
+    ui_dir = Path(tempfile.mkdtemp(prefix="esteira-ui-"))
     drained = asyncio.Event()  # systemd's watchdog is fed until every child has drained
     try:
         watchdog = asyncio.create_task(systemd_notify.keep_watchdog_fed(drained))
         if embedded:
-            await _start_embedded_temporal(settings, supervisor, child_env)
+            await _start_embedded_temporal(settings, supervisor, child_env, ui_dir)
         if not await _wait_for_temporal(settings, stop):
             return 0
         warnings = await bootstrap(settings)
@@ -95,9 +109,9 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
             return 0
         banner = await _banner(settings, generated, warnings,
                                key_file_generated=not key_file_existed)
-        for line in banner.splitlines():
+        for line in _banner_lines(settings, banner):
             log_file.write_line(line)
-        print(banner, file=sys.stderr, flush=True)
+            print(line, file=sys.stderr, flush=True)
         # Type=notify: systemd reports "active (running)" only from here, after the banner.
         systemd_notify.ready(f"Service ready on http://{settings.host}:{settings.ports.api}")
         if not ready:
@@ -112,6 +126,7 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         await supervisor.stop()
         drained.set()
         await watchdog
+        shutil.rmtree(ui_dir, ignore_errors=True)
         log.info("Esteira stopped; nothing left running")
         log_file.close()
         lock.close()
@@ -135,15 +150,50 @@ def temporal_mode(settings: Settings) -> str:
 
 
 async def _start_embedded_temporal(settings: Settings, supervisor: Supervisor,
-                                   env: dict[str, str]) -> None:
-    """Temporal's dev server and, without UI write actions, its read-only UI door."""
-    # Without UI write actions the UI listens on a loopback port behind a read-only door.
-    ui_upstream = None if settings.temporal_server.ui_write_actions else _free_loopback_port()
-    await supervisor.start(ChildSpec(
-        "temporal", dev_server_args(settings, ui_upstream_port=ui_upstream),
-        foreign_output=True, stop_timeout=20, umask=PRIVATE_UMASK))
-    if ui_upstream is not None:
-        await supervisor.start(_ui_door_spec(settings, ui_upstream, env))
+                                   env: dict[str, str], ui_dir: Path) -> None:
+    """Temporal's dev server and, without UI write actions, its read-only UI door.
+
+    Without write actions the UI must be reachable through the door only: the server runs
+    in a private network namespace and the door reaches the UI through a Unix socket in
+    `ui_dir` (0700). Where the kernel allows no such namespace, the UI listens on a loopback
+    port any local process can reach, and a warning says so.
+    """
+    if settings.temporal_server.ui_write_actions:
+        await supervisor.start(ChildSpec("temporal", dev_server_args(settings),
+                                         foreign_output=True, stop_timeout=20,
+                                         umask=PRIVATE_UMASK))
+        return
+    ui_port = _free_loopback_port()
+    if await _private_network_available():
+        ui_socket = ui_dir / "temporal-ui.sock"
+        command = [
+            sys.executable, "-m", "services.dev.temporal_sandbox",
+            "--frontend", f"{settings.temporal_server.bind_host}:{settings.ports.temporal}",
+            "--ui-port", str(ui_port), "--ui-socket", str(ui_socket), "--",
+            *dev_server_args(settings, ui_upstream_port=ui_port, private_network=True)]
+        upstream = f"unix:{ui_socket}"
+    else:
+        log.warning("This host allows no private network namespace (unprivileged user "
+                    "namespaces are off): the Temporal Web UI's own port %s on loopback is "
+                    "reachable by every local process, past the read-only door", ui_port)
+        command = dev_server_args(settings, ui_upstream_port=ui_port)
+        upstream = f"http://{LOOPBACK}:{ui_port}"
+    await supervisor.start(ChildSpec("temporal", command, foreign_output=True, stop_timeout=20,
+                                     umask=PRIVATE_UMASK))
+    await supervisor.start(_ui_door_spec(settings, upstream, env))
+
+
+async def _private_network_available() -> bool:
+    """Whether `temporal_sandbox` can run here (tried in a child: entering can't be undone)."""
+    probe = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "services.dev.temporal_sandbox", "--probe",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        return await asyncio.wait_for(probe.wait(), PROBE_TIMEOUT_SECONDS) == 0
+    except TimeoutError:
+        probe.kill()
+        await probe.wait()
+        return False
 
 
 def _service_specs(env: dict[str, str], *, simulators: bool) -> list[ChildSpec]:
@@ -172,17 +222,37 @@ def _service_specs(env: dict[str, str], *, simulators: bool) -> list[ChildSpec]:
     ]
 
 
-def _ui_door_spec(settings: Settings, upstream_port: int, env: dict[str, str]) -> ChildSpec:
+def _ui_door_spec(settings: Settings, upstream: str, env: dict[str, str]) -> ChildSpec:
     return ChildSpec("temporal-ui", [
         sys.executable, "-m", "services.dev.temporal_ui_proxy",
-        settings.temporal_server.bind_host, str(settings.ports.temporal_ui),
-        f"http://{LOOPBACK}:{upstream_port}"], env)
+        settings.temporal_server.bind_host, str(settings.ports.temporal_ui), upstream], env)
 
 
 def _free_loopback_port() -> int:
     with socket.socket() as probe:
         probe.bind((LOOPBACK, 0))
         return probe.getsockname()[1]
+
+
+def _banner_lines(settings: Settings, banner: str) -> list[str]:
+    """The banner as written: its lines, or in the JSON format one object holding it all."""
+    if settings.logging.format != "json":
+        return banner.splitlines()
+    record = logging.LogRecord(log.name, logging.INFO, "", 0, banner, None, None)
+    return [logging.getLogger().handlers[0].format(record)]
+
+
+def _check_installed(settings: Settings, *, embedded: bool) -> None:
+    """What this run needs from the `embedded` extra, named before anything starts."""
+    if embedded:
+        try:
+            find_temporal_cli()
+        except TemporalCliNotFoundError as exc:
+            raise DevStartupError(str(exc)) from None
+    if settings.environment == "Development" and find_spec("aiosmtpd") is None:
+        raise DevStartupError(
+            f"The local SMTP sink of Development needs the aiosmtpd package: "
+            f"{EMBEDDED_EXTRA_HINT}.")
 
 
 def _check_api_key_source(settings: Settings) -> None:
@@ -194,25 +264,15 @@ def _check_api_key_source(settings: Settings) -> None:
             "`esteira dev` generates a key only in Development.")
 
 
-def _lock_data_dir(data_dir: Path):
-    """Refuse a second `esteira dev` on the same data directory."""
-    lock_path = data_dir / "run" / "esteira-dev.lock"
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    handle = lock_path.open("a+")
+def _lock_data_dir(data_dir: Path) -> TextIO:
+    """Refuse a second `esteira dev` (or a restore in progress) on the same data directory."""
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        owner = handle.read().strip() or "another process"
+        return lock_data_dir(data_dir, holder="esteira dev")
+    except DataDirBusyError as busy:
         raise DevStartupError(
-            f"Another `esteira dev` ({owner}) is running on {data_dir}; stop it first or "
-            "set ESTEIRA_DATA_DIR to another folder."
+            f"Another `esteira dev` or an `esteira restore` ({busy.holder}) is using {data_dir}; "
+            "stop it first or set ESTEIRA_DATA_DIR to another folder."
         ) from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"pid {os.getpid()}")
-    handle.flush()
-    return handle
 
 
 def _check_ports_free(settings: Settings, *, embedded: bool = True) -> None:
@@ -313,10 +373,11 @@ async def _banner(settings: Settings, generated: bool, warnings: list[str], *,
                   key_file_generated: bool = False) -> str:
     engine = create_engine(settings.sqlalchemy_url)
     try:
-        sessions = session_factory(engine)
-        async with sessions() as session:
-            state = await read_pipeline_state(session)
-        signer_rows, profiles_panel = await signer_rows_and_panel(settings, sessions)
+        # The banner's faces: nothing here needs Temporal, so the handle never connects.
+        faces = compose(settings, session_factory(engine), TemporalHandle.for_settings(settings))
+        state = await faces.signer.pipeline.state()
+        signer_rows, profiles_panel = await signer_rows_and_panel(faces.signer)
+        connection_rows = await faces.sisbajud.connections.rows()
     finally:
         await engine.dispose()
     pipeline = f"paused ({state.reason})" if state.paused else "running"
@@ -330,6 +391,6 @@ async def _banner(settings: Settings, generated: bool, warnings: list[str], *,
                              ("payload codec", _codec_note(
                                  settings, payload_keys(settings, generate=False),
                                  generated=key_file_generated)),
-                             *await connection_rows(settings)])
+                             *connection_rows])
     notes = "".join(f"\nWARN {warning}" for warning in warnings)
     return render("Service ready", rows) + "\n" + profiles_panel + notes

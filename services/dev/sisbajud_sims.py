@@ -23,7 +23,7 @@ async def serve_midaz(settings: Settings, *, demo: bool = True) -> None:
     """Midaz with the ledger of every institution that points at the simulator, issuing the
     institutions' clients (all of them known) tokens for `EXECUTOR_M2M_SUBJECT`."""
     subject = settings.sisbajud.m2m_subject
-    app = midaz_app(tokens=(), clients=dict(
+    app = midaz_app(clients=dict(
         _client_of(i.client_id, i.client_secret, subject)
         for i in settings.sisbajud.institutions))
     async with _client(app) as sim:
@@ -42,7 +42,7 @@ async def serve_midaz(settings: Settings, *, demo: bool = True) -> None:
 async def serve_mensageria(settings: Settings, *, demo: bool = True) -> None:
     """The Mensageria, holding one demo BLOQUEIO order for the first institution."""
     sis = settings.sisbajud
-    app = mensageria_app(tokens=(), clients=dict([_client_of(
+    app = mensageria_app(clients=dict([_client_of(
         sis.mensageria_client_id, sis.mensageria_client_secret, sis.m2m_subject)]))
     if demo and settings.sisbajud.institutions:
         async with _client(app) as sim:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from pathlib import Path
@@ -74,9 +73,10 @@ async def serve(host: str, port: int, folder: Path) -> None:
 
 
 if __name__ == "__main__":
+    from shared.logs import configure_logging
     from shared.settings import Settings
 
-    logging.basicConfig(level=logging.INFO, stream=sys.stdout)
-    logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd's per-command chatter
     current = Settings()
+    configure_logging(current, process="smtp-sink", to_file=False)
+    logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd's per-command chatter
     asyncio.run(serve(current.host, current.ports.smtp, current.data_dir.resolve() / "mail"))

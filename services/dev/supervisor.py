@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from services.parent_death import die_with_parent
-from shared.logs.format import format_timestamp
+from shared.logs.format import SeedLineFormatter
 
 log = logging.getLogger("esteira.dev")
 
@@ -24,8 +24,9 @@ STABLE_AFTER_SECONDS = 60.0
 _DRAIN_SECONDS = 2.0
 _STREAM_LIMIT = 1024 * 1024
 _TEMPORAL_LEVEL = re.compile(r"\blevel=(\w+)")
-_LEVELS = {"debug": "DBG", "info": "INF", "warn": "WRN", "warning": "WRN", "error": "ERR",
-           "fatal": "FTL", "panic": "FTL"}
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING,
+           "warning": logging.WARNING, "error": logging.ERROR, "fatal": logging.CRITICAL,
+           "panic": logging.CRITICAL}
 
 
 @dataclass
@@ -72,8 +73,11 @@ class Supervisor:
     def __init__(self, sink: Callable[[str, bool], None],
                  on_exit: Callable[[int], None] | None = None, *,
                  restart_delays: tuple[float, ...] = RESTART_DELAYS,
-                 stable_after: float = STABLE_AFTER_SECONDS) -> None:
+                 stable_after: float = STABLE_AFTER_SECONDS,
+                 foreign_format: logging.Formatter | None = None) -> None:
         self._sink = sink
+        # Our own line format (text or JSON) for the lines of foreign processes.
+        self._foreign_format = foreign_format or SeedLineFormatter()
         self._on_exit = on_exit
         self._restart_delays = restart_delays
         self._stable_after = stable_after
@@ -203,15 +207,19 @@ class Supervisor:
                 line = raw.decode("utf-8", "replace").rstrip("\n")
                 if line:
                     if spec.foreign_output:
-                        self._sink(_foreign_line(spec.name, line), False)
+                        self._sink(_foreign_line(self._foreign_format, spec.name, line),
+                                   False)
                     else:
                         self._sink(line, True)
         finally:
             transport.close()
 
 
-def _foreign_line(name: str, line: str) -> str:
+def _foreign_line(formatter: logging.Formatter, name: str, line: str) -> str:
     """Wrap a foreign process's line in our shape so the log stays uniform."""
     match = _TEMPORAL_LEVEL.search(line)
-    level = _LEVELS.get(match[1].lower(), "INF") if match else "INF"
-    return f'{format_timestamp(time.time())} [{level}] {line}  {{Process: "{name}"}}'
+    level = _LEVELS.get(match[1].lower(), logging.INFO) if match else logging.INFO
+    record = logging.LogRecord(name, level, "", 0, line, None, None)
+    record.created = time.time()
+    record.props = {"Process": name}
+    return formatter.format(record)

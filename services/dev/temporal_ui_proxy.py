@@ -21,13 +21,20 @@ READ_METHODS = frozenset({"GET", "HEAD"})
 # The UI reads its settings here; with write actions off it hides the buttons too.
 SETTINGS_PATH = "/api/v1/settings"
 READ_ONLY_CODE = "temporal-ui.read-only"
+UNIX_PREFIX = "unix:"
+# The Host the UI sees through the socket: its own loopback inside the namespace.
+UNIX_HOST = "127.0.0.1"
 # Hop-by-hop and length headers: the proxy sets its own.
 _DROPPED = frozenset({"host", "connection", "keep-alive", "transfer-encoding", "content-length",
                       "content-encoding", "upgrade"})
 
 
 def create_app(upstream: str, transport: httpx.AsyncBaseTransport | None = None) -> Starlette:
-    """A proxy to the UI at `upstream` that refuses every method but GET and HEAD."""
+    """A proxy to the UI at `upstream` (`http://host:port`, or `unix:/path` for the UI in
+    `temporal_sandbox`'s private network) that refuses every method but GET and HEAD."""
+    if upstream.startswith(UNIX_PREFIX):
+        transport = transport or httpx.AsyncHTTPTransport(uds=upstream[len(UNIX_PREFIX):])
+        upstream = f"http://{UNIX_HOST}"
     client = httpx.AsyncClient(base_url=upstream, transport=transport, timeout=60)
 
     async def forward(request: Request) -> Response:

@@ -58,9 +58,8 @@ def build_server(settings: Settings, faces: Faces, api_key: str) -> GrpcServer:
     system = SystemServicer(settings, faces.signer.sessions)
     system_pb2_grpc.add_SystemServiceServicer_to_server(system, server)
     add_pickup(server, faces.pickup)
-    services = [add_signer(server, settings, faces.signer.sessions, faces.signer.temporal),
-                add_sisbajud(server, settings, faces.sisbajud.sessions, faces.sisbajud.temporal,
-                             api_key),
+    services = [add_signer(server, faces.signer),
+                add_sisbajud(server, faces.sisbajud, api_key),
                 system_pb2.DESCRIPTOR.services_by_name["SystemService"].full_name,
                 pickup_pb2.DESCRIPTOR.services_by_name["PickupService"].full_name]
     health_servicer = health.aio.HealthServicer()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import grpc
 
+from activities.pickup.models import Student
 from activities.pickup.operator import PickupOperations
 from services.grpc_server.gen.esteira.v1 import pickup_pb2, pickup_pb2_grpc
 from services.grpc_server.refusal import refusals
 from shared.db.models import as_utc
-from shared.db.pickup_models import Student
 
 
 def _student(student: Student) -> pickup_pb2.StudentState:

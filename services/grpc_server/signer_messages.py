@@ -6,11 +6,10 @@ from datetime import UTC, datetime
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from activities.signer.operator.jobs import JobDetail
-from activities.signer.operator.pipeline_control import PipelineView
+from activities.signer.models.jobs import Job, JobHistory
+from activities.signer.operator import JobDetail, PipelineView
 from services.grpc_server.gen.esteira.signer.v1 import signer_pb2
 from shared.db.models import as_utc
-from shared.db.signer_models import Job, JobHistory
 from shared.errors import ErrorCode, EsteiraError
 
 

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
 import grpc
 from pydantic import ValidationError
-from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel.ext.asyncio.session import AsyncSession
-from temporalio.client import Client
 
-from activities.sisbajud import operator
-from activities.sisbajud.operator import ActionIn, ResolutionIn
+from activities.sisbajud.operator import (
+    Acknowledged,
+    ActionIn,
+    NoticeRequeued,
+    OrderRequeued,
+    Proposed,
+    ResolutionIn,
+    ResultRequeued,
+    SisbajudOperations,
+)
 from services.grpc_server.gen.esteira.v1 import sisbajud_pb2, sisbajud_pb2_grpc
 from services.grpc_server.refusal import refusals
 from services.operator_credentials import API_KEY_ACTOR, basic_operator
 from shared.errors import ErrorCode, EsteiraError
-from shared.settings import Settings
 
 AUTHORIZATION = "authorization"
 
@@ -29,75 +30,79 @@ def _why(reason: str) -> ActionIn:
         raise EsteiraError(ErrorCode.REQUEST_INVALID, "a reason is required") from exc
 
 
-def _reply(done: dict[str, Any]) -> sisbajud_pb2.ActionReply:
-    return sisbajud_pb2.ActionReply(
-        actor=done.get("actor") or done.get("acknowledgedBy") or "",
-        state=done.get("state", ""), notice_id=done.get("noticeId") or 0,
-        idempotency_key=done.get("idempotencyKey", ""))
+def _reply(done: NoticeRequeued | ResultRequeued | OrderRequeued | Acknowledged
+           ) -> sisbajud_pb2.ActionReply:
+    if isinstance(done, Acknowledged):
+        return sisbajud_pb2.ActionReply(actor=done.acknowledged_by)
+    if isinstance(done, NoticeRequeued):
+        return sisbajud_pb2.ActionReply(actor=done.actor, state=done.state,
+                                        notice_id=done.notice_id)
+    if isinstance(done, ResultRequeued):
+        return sisbajud_pb2.ActionReply(actor=done.actor, state=done.state,
+                                        idempotency_key=done.idempotency_key)
+    return sisbajud_pb2.ActionReply(actor=done.actor, notice_id=done.notice_id)
 
 
 class SisbajudServicer(sisbajud_pb2_grpc.SisbajudServiceServicer):
-    """Thin: the actor from the call's credential, then the shared operator action."""
+    """Thin: the actor from the call's credential, then the face's operation."""
 
-    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession],
-                 temporal: Callable[[], Awaitable[Client]], api_key: str) -> None:
-        self._settings, self._sessions = settings, sessions
-        self._temporal, self._api_key = temporal, api_key
+    def __init__(self, sisbajud: SisbajudOperations, api_key: str) -> None:
+        self._sisbajud, self._api_key = sisbajud, api_key
 
     def _actor(self, context: grpc.aio.ServicerContext) -> str:
         header = dict(context.invocation_metadata() or ()).get(AUTHORIZATION)
         if header is None:
             return API_KEY_ACTOR
-        return basic_operator(str(header), self._settings, self._api_key)
+        return basic_operator(str(header), self._sisbajud.settings, self._api_key)
 
     @refusals
     async def RequeueNotice(self, request, context) -> sisbajud_pb2.ActionReply:
-        return _reply(await operator.requeue_notice(
-            self._sessions, request.notice_id, _why(request.reason), self._actor(context)))
+        return _reply(await self._sisbajud.actions.requeue_notice(
+            request.notice_id, _why(request.reason), self._actor(context)))
 
     @refusals
     async def RequeueResult(self, request, context) -> sisbajud_pb2.ActionReply:
-        return _reply(await operator.requeue_result(
-            self._sessions, request.result_id, _why(request.reason), self._actor(context)))
+        return _reply(await self._sisbajud.actions.requeue_result(
+            request.result_id, _why(request.reason), self._actor(context)))
 
     @refusals
     async def RequeueOrder(self, request, context) -> sisbajud_pb2.ActionReply:
-        return _reply(await operator.requeue_order(
-            self._sessions, request.order_id, _why(request.reason), self._actor(context)))
+        return _reply(await self._sisbajud.actions.requeue_order(
+            request.order_id, _why(request.reason), self._actor(context)))
 
     @refusals
     async def AcknowledgeAlarm(self, request, context) -> sisbajud_pb2.ActionReply:
-        return _reply(await operator.acknowledge_alarm(
-            self._sessions, request.alarm_id, _why(request.reason), self._actor(context)))
+        return _reply(await self._sisbajud.actions.acknowledge_alarm(
+            request.alarm_id, _why(request.reason), self._actor(context)))
 
     @refusals
     async def AcknowledgeOrphan(self, request, context) -> sisbajud_pb2.ActionReply:
-        return _reply(await operator.acknowledge_orphan(
-            self._sessions, request.operation_id, _why(request.reason), self._actor(context)))
+        return _reply(await self._sisbajud.actions.acknowledge_orphan(
+            request.operation_id, _why(request.reason), self._actor(context)))
 
     @refusals
     async def ResolveDecision(self, request, context) -> sisbajud_pb2.ResolveDecisionReply:
         actor = self._actor(context)
         try:
             body = ResolutionIn(reason=request.reason, effect=request.effect,
-                                reasonCode=request.reason_code or None,
-                                executedAmount=request.executed_amount or None,
-                                transactionId=request.transaction_id or None)
+                                reason_code=request.reason_code or None,
+                                executed_amount=request.executed_amount or None,
+                                transaction_id=request.transaction_id or None)
         except ValidationError as exc:
             raise EsteiraError(ErrorCode.REQUEST_INVALID, "; ".join(
                 f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from exc
-        done = await operator.resolve_decision(self._sessions, self._temporal,
-                                               request.decision_id, body, actor)
+        done = await self._sisbajud.decisions.resolve(request.decision_id, body, actor)
+        if isinstance(done, Proposed):
+            return sisbajud_pb2.ResolveDecisionReply(
+                status=done.status, order_id=done.order_id, revision=done.revision,
+                actor=done.proposed_by)
         return sisbajud_pb2.ResolveDecisionReply(
-            status=done["status"], order_id=done["orderId"], revision=done["revision"],
-            result_key=done.get("resultKey", ""),
-            actor=done.get("resolvedBy") or done.get("proposedBy", ""))
+            status=done.status, order_id=done.order_id, revision=done.revision,
+            result_key=done.result_key, actor=done.resolved_by)
 
 
-def add_sisbajud(server: grpc.aio.Server, settings: Settings,
-                 sessions: async_sessionmaker[AsyncSession],
-                 temporal: Callable[[], Awaitable[Client]], api_key: str) -> str:
+def add_sisbajud(server: grpc.aio.Server, sisbajud: SisbajudOperations, api_key: str) -> str:
     """Register the service; returns its full name (for health and reflection)."""
     sisbajud_pb2_grpc.add_SisbajudServiceServicer_to_server(
-        SisbajudServicer(settings, sessions, temporal, api_key), server)
+        SisbajudServicer(sisbajud, api_key), server)
     return sisbajud_pb2.DESCRIPTOR.services_by_name["SisbajudService"].full_name

@@ -6,8 +6,8 @@ import grpc
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.models.pipeline import read_pipeline_state
 from services.grpc_server.gen.esteira.v1 import system_pb2, system_pb2_grpc
-from shared.db.pipeline import read_pipeline_state
 from shared.settings import Settings
 from shared.version import full_version
 

@@ -9,8 +9,8 @@ from collections import deque
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 
+from activities.pickup.models import BoardEvent
 from activities.pickup.operator import Feed, FeedKey, PickupOperations
-from shared.db.pickup_models import BoardEvent
 
 log = logging.getLogger("esteira.api.pickup_stream")
 # Rows read per query, by the poller and by a stream catching up.
@@ -18,8 +18,6 @@ BATCH = 500
 # Events held for one stream; a stream that falls this far behind drops them and re-reads
 # from the table, so a slow client costs memory up to this bound, never more.
 BUFFER = 1000
-# A stream idle this long yields None (the SSE door sends a comment line).
-KEEPALIVE_SECONDS = 15.0
 
 
 def _seq(event: BoardEvent) -> int:
@@ -44,10 +42,11 @@ class StreamHub:
     """Reads new broadcasts once per poll and hands each to the streams whose feed shows it."""
 
     def __init__(self, pickup: PickupOperations, *, poll_seconds: float,
-                 keepalive: float = KEEPALIVE_SECONDS, buffer: int = BUFFER, batch: int = BATCH,
+                 keepalive: float | None = None, buffer: int = BUFFER, batch: int = BATCH,
                  run_poller: bool = True) -> None:
         self._feeds = pickup.feeds
-        self.keepalive = keepalive
+        self._settings = pickup.settings.pickup
+        self._keepalive = keepalive
         self._poll_seconds = poll_seconds
         self._buffer = buffer
         self._batch = batch
@@ -58,6 +57,14 @@ class StreamHub:
         self._start = asyncio.Lock()
         self._poll = asyncio.Lock()
         self._idle = asyncio.Event()
+
+    @property
+    def keepalive(self) -> float:
+        """How long a stream idles before it yields None (the SSE door sends a comment line):
+        the hub's own, else `…__SSE_KEEPALIVE_SECONDS` as it reads when a stream opens."""
+        if self._keepalive is not None:
+            return self._keepalive
+        return self._settings.sse_keepalive_seconds
 
     @property
     def subscribers(self) -> int:

@@ -13,9 +13,9 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import StreamingResponse
 from pydantic.alias_generators import to_camel
 
+from activities.pickup.models import BoardEvent
 from activities.pickup.operator import Feed, PickupOperations
 from services.pickup_stream.hub import StreamHub
-from shared.db.pickup_models import BoardEvent
 
 EVENT_STREAM_MEDIA_TYPE = "text/event-stream"
 # Browsers wait this long (ms) before reconnecting, then send Last-Event-ID.
@@ -62,9 +62,8 @@ def event_stream(request: Request, hub: StreamHub, feed: Feed,
 def install_stream_hub(app: FastAPI, pickup: PickupOperations) -> None:
     """Give the app its hub (no I/O: the poller starts with the first stream); it polls every
     `…__SSE_POLL_SECONDS` and keeps idle streams alive every `…__SSE_KEEPALIVE_SECONDS`."""
-    settings = pickup.settings.pickup
-    app.state.pickup_stream = StreamHub(pickup, poll_seconds=settings.sse_poll_seconds,
-                                        keepalive=settings.sse_keepalive_seconds)
+    app.state.pickup_stream = StreamHub(
+        pickup, poll_seconds=pickup.settings.pickup.sse_poll_seconds)
 
 
 @contextlib.asynccontextmanager

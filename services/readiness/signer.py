@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel.ext.asyncio.session import AsyncSession
-
-from activities.signer.operator.folders import folder_overview, unconfigured_folder
-from activities.signer.operator.health import is_keyless, profile_health
-from activities.signer.operator.instances import cluster_instance_check
-from shared.db.signer_models import InputFolderState, SigningProfile
+from activities.signer.contracts.jobs import FolderStatus
+from activities.signer.operator import FolderBinding, ProfileView, SignerOperations
 from shared.readiness import Probe
-from shared.settings import Settings
 
 NO_PROFILE = "signing-profile:none"
 # A KEYLESS profile's line: its approvers sign, so there is no key to find broken.
@@ -27,67 +20,64 @@ class SignerProbes:
     opens a key or loads a PKCS#11 module.
     """
 
-    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession]) -> None:
-        self.settings = settings
-        self.sessions = sessions
+    def __init__(self, signer: SignerOperations) -> None:
+        self.signer = signer
 
     async def probes(self) -> list[Probe]:
         """`input-folder:<name>` (gating), `signing-profile:<name>` (not gating),
         `signing-profile:none` (gating) when no profile is enabled,
         `profile-input-folder:<profile>` (not gating) per profile bound to a folder, and in
         cluster mode `cluster-instance` (not gating)."""
-        overview = await folder_overview(self.sessions, self.settings)
-        probes = [self._folder(f.name, f.path, f.owner, f.state) for f in overview.folders]
-        enabled = [p for p in overview.profiles if p.enabled]
-        probes += [self._profile(p) for p in enabled]
-        probes += [self._profile_folder(p) for p in overview.profiles if p.input_folder]
+        overview = await self.signer.folders.overview()
+        probes = [self._folder(f) for f in overview.folders]
+        views = [ProfileView.of(p) for p in overview.profiles]
+        enabled = [v for v in views if v.row.enabled]
+        probes += [self._profile(v) for v in enabled]
+        probes += [self._profile_folder(v) for v in views if v.row.input_folder]
         if not enabled:
             probes.append(no_profile_probe())
-        if self.settings.cluster.enabled:
-            probes.append(self._cluster_instance())
+        if self.signer.settings.cluster.enabled:
+            probes.append(Probe("cluster-instance", self.signer.instances.readiness_check,
+                                # Red when stood down, yet not gating: a 503 would pull the
+                                # instance out of the balancer while it still serves the web
+                                # and finishes what it holds (the seed).
+                                gating=False))
         return probes
 
-    def _profile_folder(self, profile: SigningProfile) -> Probe:
+    def _profile_folder(self, view: ProfileView) -> Probe:
         # Not gating (the seed): the profile still serves uploads, and watching is gated by
         # the folder's own input-folder line; a stale binding is fixed on the profile's page.
+        profile = view.row
+
         async def run() -> tuple[bool, str]:
-            if (why := unconfigured_folder(profile, self.settings)) is not None:
+            if (why := self.signer.folders.unconfigured(profile)) is not None:
                 return False, why
             return True, f"folder {profile.input_folder} is configured on this host"
 
         return Probe(f"profile-input-folder:{profile.name}", run, gating=False)
 
-    def _cluster_instance(self) -> Probe:
-        # Red when stood down, yet not gating: a 503 would pull the instance out of the
-        # balancer while it still serves the web and finishes what it holds (the seed).
+    def _folder(self, folder: FolderBinding) -> Probe:
         async def run() -> tuple[bool, str]:
-            return await cluster_instance_check(self.sessions, self.settings)
-
-        return Probe("cluster-instance", run, gating=False)
-
-    def _folder(self, name: str, path: Path, owner: str | None,
-                state: InputFolderState | None) -> Probe:
-        async def run() -> tuple[bool, str]:
-            if owner is None:
+            path = folder.path
+            if folder.status is FolderStatus.UNASSIGNED:
                 # Nobody asked this instance to watch it: not broken, so not red.
                 return True, "unassigned: no profile chose this folder; its files wait"
-            if state is not None and state.status == "Stopped":
-                return False, f"watcher stopped: {state.last_error}"
+            if folder.status is FolderStatus.STOPPED:
+                return False, f"watcher stopped: {folder.last_error}"
             if not path.is_dir():
                 return False, f"{path} does not exist or is not a folder"
             if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
                 return False, f"{path} is not readable and writable by this process"
-            return True, f"{path} (profile {owner})"
+            return True, f"{path} (profile {folder.owner})"
 
-        return Probe(f"input-folder:{name}", run)
+        return Probe(f"input-folder:{folder.name}", run)
 
-    def _profile(self, profile: SigningProfile) -> Probe:
+    def _profile(self, view: ProfileView) -> Probe:
         async def run() -> tuple[bool, str]:
-            return await profile_health(profile, self.sessions)
+            return await self.signer.profiles.health(view.row)
 
-        if is_keyless(profile):
-            return Probe(f"{KEYLESS_PREFIX}{profile.name}", run, gating=False)
-        return Probe(f"signing-profile:{profile.name}", run, gating=False)
+        prefix = KEYLESS_PREFIX if view.keyless else "signing-profile:"
+        return Probe(f"{prefix}{view.row.name}", run, gating=False)
 
 
 def no_profile_probe() -> Probe:
@@ -98,4 +88,3 @@ def no_profile_probe() -> Probe:
                        "(ESTEIRA_SIGNING__PROFILES); nothing is signed")
 
     return Probe(NO_PROFILE, run)
-

@@ -13,11 +13,12 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
+import httpx
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from joserfc import jwt
@@ -68,11 +69,11 @@ def parse_client(text: str) -> tuple[str, OAuthClient]:
 
 @dataclass
 class TokenIssuer:
-    """Issues opaque bearer tokens to known clients and says whether one is still good."""
+    """Issues RS256 JWT application tokens to known clients and says whether a bearer is one
+    of them, unexpired; any other bearer (opaque, forged, foreign) is refused, as Midaz's
+    lib-auth refuses it."""
 
     clients: Mapping[str, OAuthClient] = field(default_factory=dev_clients)
-    # Static tokens accepted as they are (test harnesses); None: any bearer not issued here.
-    static_tokens: frozenset[str] | None = None
     ttl_s: int = DEFAULT_TTL_S
     clock: Callable[[], float] = time.time
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -86,6 +87,13 @@ class TokenIssuer:
             client = self.clients.get(client_id)
             if client is None or not hmac.compare_digest(client.secret.encode(), secret.encode()):
                 return None
+        return self.mint(client_id)
+
+    def mint(self, client_id: str) -> dict[str, Any]:
+        """A token for a known client, asked for by no request (a harness's own bearer: not
+        counted in `requests`, which tells how often the executor asked)."""
+        client = self.clients[client_id]
+        with self.lock:
             now = int(self.clock())
             jti = secrets.token_urlsafe(16)
             self.issued[jti] = (client.subject, now + self.ttl_s)
@@ -100,12 +108,7 @@ class TokenIssuer:
 
         Every bearer is read as a JWT, as lib-auth does; the signature and expiry are what
         Lerian's auth service checks behind it (`/v1/authorize`)."""
-        if self.static_tokens is not None and token in self.static_tokens:
-            return None
-        refused = self._verify(token)
-        if refused in (None, "expired") or self.static_tokens is not None:
-            return refused
-        return None  # a harness that lets any other bearer through
+        return self._verify(token)
 
     def _verify(self, token: str) -> str | None:
         if token.count(".") != 2:
@@ -126,6 +129,35 @@ class TokenIssuer:
             for jti, (subject, _) in self.issued.items():
                 self.issued[jti] = (subject, self.clock() - 1)
             return len(self.issued)
+
+
+class IssuedBearer(httpx.Auth):
+    """A harness's credential for an in-process simulator `app`: a token its issuer mints for
+    `client_id` (default: the first client it knows), minted again when the simulator answers
+    401 (expired on its clock, or by a test)."""
+
+    requires_request_body = True
+
+    def __init__(self, app: Any, client_id: str | None = None) -> None:
+        self._app, self._client_id = app, client_id
+        self._token: str | None = None
+
+    def _mint(self) -> str:
+        issuer: TokenIssuer = self._app.state.oauth
+        client_id = self._client_id or next(iter(issuer.clients))
+        return str(issuer.mint(client_id)["access_token"])
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        """Send with the current token; once more with a new one after a 401 that refused it
+        (an injected 401 is the answer itself)."""
+        if self._token is None:
+            self._token = self._mint()
+        request.headers["Authorization"] = f"Bearer {self._token}"
+        response = yield request
+        if response.status_code == 401 and self._app.state.oauth.check(self._token):
+            self._token = self._mint()
+            request.headers["Authorization"] = f"Bearer {self._token}"
+            yield request
 
 
 def _credentials(request: Request, form: Mapping[str, str]) -> tuple[str, str]:

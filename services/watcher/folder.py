@@ -12,11 +12,10 @@ from pathlib import Path
 
 import watchfiles
 
-from activities.signer.operator.wiring import Enqueuer, JobRepository, Outcome, ignored
+from activities.signer.contracts.jobs import FolderStatus
+from activities.signer.models.jobs import SigningProfile
+from activities.signer.operator import Outcome, SignerOperations
 from services.watcher.stability import StabilityTracker
-from services.watcher.state import FolderStateStore
-from shared.contracts.signer import FolderStatus, JobSource
-from shared.db.signer_models import SigningProfile
 from shared.logs import props
 from shared.settings import InputFolderSettings
 
@@ -28,17 +27,14 @@ ENQUEUE_BATCH = 16
 class FolderWatcher:
     """Watches one folder for the profile that owns it; stops itself after N failures."""
 
-    def __init__(self, folder: InputFolderSettings, path: Path, *, enqueuer: Enqueuer,
-                 repository: JobRepository, states: FolderStateStore, stability_seconds: float,
-                 poll_seconds: float, max_failures: int,
+    def __init__(self, folder: InputFolderSettings, path: Path, *, signer: SignerOperations,
+                 stability_seconds: float, poll_seconds: float, max_failures: int,
                  held: Callable[[], bool] | None = None) -> None:
         self.folder = folder
         # True while this instance is stood down: files settle here and wait to be enqueued.
         self.held = held or (lambda: False)
         self.path = path
-        self.enqueuer = enqueuer
-        self.repository = repository
-        self.states = states
+        self.signer = signer
         self.tracker = StabilityTracker(stability_seconds)
         self.poll_seconds = poll_seconds
         self.max_failures = max_failures
@@ -52,7 +48,7 @@ class FolderWatcher:
 
     def offer(self, path: Path) -> None:
         """Consider a file (from an event, an enumeration, or a path handed back)."""
-        if path.parent == self.path and not ignored(path.name, self.folder.ignore):
+        if path.parent == self.path and not self.signer.folders.ignores(self.folder, path.name):
             self.tracker.offer(path, time.monotonic())
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -78,7 +74,7 @@ class FolderWatcher:
     async def _assigned_now(self) -> bool:
         """Refresh the owning profile; a store hiccup keeps the last answer."""
         try:
-            self._profile = await self.repository.profile_for_folder(self.folder.name)
+            self._profile = await self.signer.folders.profile_for(self.folder.name)
         except Exception as exc:
             log.warning("Folder %s: could not read its profile: %s", self.folder.name, exc)
         return self._profile is not None
@@ -129,8 +125,8 @@ class FolderWatcher:
         if profile is None:
             return
         try:
-            result = await self.enqueuer.enqueue(path, source=JobSource.WATCHER, profile=profile,
-                                                 folder=self.folder.name)
+            result = await self.signer.watching.take(path, profile=profile,
+                                                     folder=self.folder.name)
         except Exception as exc:
             await self._failed(f"enqueue of {path.name} failed: {exc}")
             return
@@ -153,12 +149,14 @@ class FolderWatcher:
                     log.critical("Folder %s watcher stopped after %s consecutive failures: %s",
                                  self.folder.name, self.failures, reason)
                 self.status = FolderStatus.STOPPED
-            await self.states.save(self.folder.name, self.status, reason, self.failures)
+            await self.signer.folders.record_state(self.folder.name, self.status, reason,
+                                                   self.failures)
 
     async def _set(self, status: FolderStatus, error: str | None = None) -> None:
         async with self._saving:
             self.status = status
-            await self.states.save(self.folder.name, status, error, self.failures)
+            await self.signer.folders.record_state(self.folder.name, status, error,
+                                                   self.failures)
 
 
 async def _cancel(task: asyncio.Task | None) -> None:

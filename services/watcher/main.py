@@ -9,24 +9,20 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel.ext.asyncio.session import AsyncSession
-from temporalio.client import Client
-
-from activities.signer.operator import diverged, wiring
-from activities.signer.operator.signer_folders import signer_folder_scans
-from activities.signer.operator.wiring import Enqueuer, JobRepository
+from activities.signer.contracts.jobs import FolderStatus
+from activities.signer.operator import SignerOperations
+from services.composition import compose
 from services.ops_server import OpsServer
 from services.process import connect_when_available, stop_event
 from services.watcher.folder import FolderWatcher
 from services.watcher.stand_down import StandDownFollower
-from services.watcher.state import FolderStateStore
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import utcnow
 from shared.instances import cluster_instance_name, registered_instance
 from shared.metrics import bridged_runtime
 from shared.readiness import store_probe
 from shared.settings import Settings
+from shared.temporal import TemporalHandle
 
 # A Queued row whose workflow start was lost (Temporal down at that moment) is started again
 # after this long; starting twice is harmless (the workflow id deduplicates).
@@ -46,78 +42,72 @@ async def run_watcher(settings: Settings) -> None:
             if client is None:
                 return
             ops.watch_temporal(client)
-            await _watch(settings, sessions, client, stop, ops)
+            faces = compose(settings, sessions, TemporalHandle.of(client))
+            await _watch(settings, faces.signer, stop, ops)
     finally:
         await engine.dispose()
 
 
-async def _watch(settings: Settings, sessions: async_sessionmaker[AsyncSession], client: Client,
-                 stop: asyncio.Event, ops: OpsServer) -> None:
+async def _watch(settings: Settings, signer: SignerOperations, stop: asyncio.Event,
+                 ops: OpsServer) -> None:
     """Every folder's observer and the background loops, until `stop`."""
-    repository = wiring.repository(sessions)
-    enqueuer = wiring.enqueuer(sessions, settings, client)
-    states = FolderStateStore(sessions)
     stand_down = StandDownFollower(
-        sessions, cluster_instance_name(settings.cluster) if settings.cluster.enabled
+        signer.sessions, cluster_instance_name(settings.cluster) if settings.cluster.enabled
         else None, settings.pipeline.poll_interval_seconds)
     await stand_down.read()  # a stood-down instance restarts stood down
     watchers = {
         folder.name: FolderWatcher(
-            folder, settings.input_folder_path(folder), enqueuer=enqueuer,
-            repository=repository, states=states,
+            folder, signer.folders.path_of(folder), signer=signer,
             stability_seconds=settings.pipeline.stability_window_seconds,
             poll_seconds=settings.pipeline.poll_interval_seconds,
             max_failures=settings.pipeline.max_consecutive_enqueue_failures,
             held=stand_down.held)
-        for folder in settings.effective_inputs
+        for folder in signer.folders.configured
     }
     # Signer folders are input folders of another kind: the watcher discovers them too.
-    async with registered_instance(sessions, "watcher", settings.cluster), \
-            signer_folder_scans(settings, repository, enqueuer, stop,
-                                stand_down.held) as scans:
+    async with registered_instance(signer.sessions, "watcher", settings.cluster), \
+            signer.watching.signer_folder_scans(stop, stand_down.held) as scans:
         ops.started()
         log.info("Watching %s folder(s): %s", len(watchers), ", ".join(watchers))
         await asyncio.gather(
             *(watcher.run(stop) for watcher in watchers.values()),
-            _hand_back_diverged(sessions, watchers, stop, settings),
-            _start_orphaned_queued(repository, enqueuer, stop, stand_down.held),
+            _hand_back_diverged(signer, watchers, stop, settings.pipeline.poll_interval_seconds),
+            _start_orphaned_queued(signer, stop, stand_down.held),
             stand_down.run(stop),
             *scans)
 
 
-async def _hand_back_diverged(sessions, watchers: dict[str, FolderWatcher], stop: asyncio.Event,
-                              settings: Settings) -> None:
+async def _hand_back_diverged(signer: SignerOperations, watchers: dict[str, FolderWatcher],
+                              stop: asyncio.Event, every: float) -> None:
     """Offer each input that diverged mid-job back to its folder's watcher (after the job ends,
     since the event is written with the job's terminal transition)."""
-    cursor = await diverged.last_event_id(sessions)
+    cursor = await signer.watching.last_event_id()
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), settings.pipeline.poll_interval_seconds)
+            await asyncio.wait_for(stop.wait(), every)
         try:
-            events = await diverged.diverged_since(sessions, cursor)
+            diverged = await signer.watching.diverged_since(cursor)
         except Exception as exc:
             log.warning("Could not read diverged inputs: %s", exc)
             continue
-        for event in events:
-            cursor = max(cursor, event.id or 0)
-            folder, path = event.properties.get("folder"), event.properties.get("path")
-            watcher = watchers.get(folder or "")
-            if watcher is None or watcher.status.value != "Running":
-                log.warning("Diverged input %s not handed back: %s", path,
-                            "it came from an upload" if not folder
-                            else f"no watcher is running for folder {folder}")
+        for each in diverged:
+            cursor = max(cursor, each.event_id)
+            watcher = watchers.get(each.folder or "")
+            if watcher is None or watcher.status is not FolderStatus.RUNNING or not each.path:
+                log.warning("Diverged input %s not handed back: %s", each.path,
+                            "it came from an upload" if not each.folder
+                            else f"no watcher is running for folder {each.folder}")
                 continue
-            watcher.offer(Path(path))
+            watcher.offer(Path(each.path))
 
 
-async def _start_orphaned_queued(repository: JobRepository, enqueuer: Enqueuer,
-                                 stop: asyncio.Event, held: Callable[[], bool]) -> None:
+async def _start_orphaned_queued(signer: SignerOperations, stop: asyncio.Event,
+                                 held: Callable[[], bool]) -> None:
     """Make sure every Queued job has its workflow (another instance does it while stood down)."""
     while not stop.is_set():
         try:
             if not held():
-                for job_id in await repository.unstarted_queued(utcnow() - ORPHAN_QUEUED_AFTER):
-                    await enqueuer.start_workflow(job_id)
+                await signer.watching.start_lost_workflows(utcnow() - ORPHAN_QUEUED_AFTER)
         except Exception as exc:
             log.warning("Could not check Queued jobs for their workflows: %s", exc)
         with contextlib.suppress(TimeoutError):

@@ -8,26 +8,19 @@ from dataclasses import dataclass
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel.ext.asyncio.session import AsyncSession
 from starlette.requests import ClientDisconnect
 
-from activities.sisbajud.operator.deliveries import (
-    ACCEPTED,
-    PARKED,
-    WITHDRAWN,
-    count_delivery,
-    record_delivery,
-    settle_delivery,
+from activities.sisbajud.contracts.errors import SisbajudErrorCode, WebhookErrorCode, sisbajud_error
+from activities.sisbajud.operator import (
+    Delivery,
+    OrderUnavailable,
+    SisbajudOperations,
+    StoreUnavailable,
 )
-from activities.sisbajud.operator.order_lookup import OrderLookup, OrderUnavailable
 from services.webhook_gateway.body_limit import MAX_WEBHOOK_BODY, BodyTooLarge, read_request_body
 from services.webhook_gateway.notice import ParsedNotice, parse_notice
 from services.webhook_gateway.signature import SignatureScheme, Verdict
 from shared import metrics
-from shared.contracts.sisbajud import AlarmCode, FetchStatus
-from shared.contracts.sisbajud_errors import SisbajudErrorCode, WebhookErrorCode, sisbajud_error
 from shared.errors import ErrorCode, EsteiraError
 from shared.http_metrics import ResponseCounter
 from shared.logs import props
@@ -36,18 +29,18 @@ from shared.problem import refusal
 WEBHOOK_PATH = "/webhooks/sisbajud"
 # The Hub retries a 503; a hint keeps it from hammering a store that is down.
 RETRY_AFTER_SECONDS = "5"
-# Notice states the tick has already handed to the order's workflow.
-HANDED_ON = frozenset({"INGESTED", "DUPLICATE"})
+# How much of an odd webhook-timestamp a log line shows (a header may be kilobytes long).
+SHOWN_TIMESTAMP = 64
 log = logging.getLogger("esteira.webhook")
 
 
 @dataclass(frozen=True)
 class GatewayDeps:
-    """What the gateway needs: a signature scheme, the operational store, the Mensageria."""
+    """What the gateway needs: a signature scheme and the SISBAJUD face (the store and the
+    Mensageria behind it)."""
 
     scheme: SignatureScheme
-    sessions: async_sessionmaker[AsyncSession]
-    orders: OrderLookup
+    sisbajud: SisbajudOperations
     max_body: int = MAX_WEBHOOK_BODY
 
 
@@ -66,8 +59,9 @@ def create_app(deps: GatewayDeps) -> FastAPI:
 async def receive(request: Request) -> Response:
     """One Hub delivery: 413, 401, 200 (accepted/duplicate/withdrawn/parked) or 503."""
     started = time.perf_counter()
-    response = await _handle(request, request.app.state.deps)
-    count_delivery(response.status_code, time.perf_counter() - started)
+    deps: GatewayDeps = request.app.state.deps
+    response = await _handle(request, deps)
+    deps.sisbajud.deliveries.count(response.status_code, time.perf_counter() - started)
     return response
 
 
@@ -86,7 +80,12 @@ async def _handle(request: Request, deps: GatewayDeps) -> Response:
                     extra=props(WebhookId=verdict.message_id, Verdict=verdict.code))
         return refusal(sisbajud_error(WebhookErrorCode(verdict.code),
                                       "No signature on the delivery is valid."))
-    if verdict.skewed:
+    if verdict.skewed and verdict.timestamp is None:
+        log.warning("Delivery %s has webhook-timestamp %r, no Unix time: out of "
+                    "EXECUTOR_HUB_WEBHOOK_MAX_SKEW_SEC; accepted", verdict.message_id,
+                    (verdict.raw_timestamp or "")[:SHOWN_TIMESTAMP],
+                    extra=props(WebhookId=verdict.message_id))
+    elif verdict.skewed:
         log.warning("Delivery %s is %ss off the clock, beyond EXECUTOR_HUB_WEBHOOK_MAX_SKEW_SEC; "
                     "accepted", verdict.message_id, verdict.skew_s,
                     extra=props(WebhookId=verdict.message_id, SkewSeconds=verdict.skew_s))
@@ -97,30 +96,12 @@ async def _record(deps: GatewayDeps, verdict: Verdict, body: bytes) -> Response:
     notice = parse_notice(body)
     assert verdict.message_id is not None
     try:
-        recorded = await record_delivery(
-            deps.sessions, webhook_id=verdict.message_id, order_id=notice.order_id,
-            revision=notice.revision, parked_reason=notice.unusable, body=body,
-            skew_s=verdict.skew_s, skewed=verdict.skewed, secret_index=verdict.secret_index)
-    except (SQLAlchemyError, OSError) as exc:
+        status = await deps.sisbajud.deliveries.accept(Delivery(
+            webhook_id=verdict.message_id, order_id=notice.order_id, revision=notice.revision,
+            unusable=notice.unusable, body=body, skew_s=verdict.skew_s, skewed=verdict.skewed,
+            secret_index=verdict.secret_index))
+    except StoreUnavailable as exc:
         return _store_down(verdict, exc)
-    inserted, state = recorded.inserted, recorded.state
-    if recorded.reused:
-        # 200: a redelivery can't change which body the id was first recorded with.
-        return _answer(verdict, notice, "duplicate")
-    if notice.unusable:
-        return _answer(verdict, notice, "parked")
-    if state not in (ACCEPTED, None):  # handed on, withdrawn or parked: nothing to check
-        return _answer(verdict, notice, "duplicate" if state in HANDED_ON else str(state).lower())
-    # Recorded first, fetched second: a Mensageria outage leaves the notice on record (once),
-    # and the Hub's redelivery of the same webhook-id comes back here to fetch again.
-    return await _check_order(deps, verdict, notice, inserted)
-
-
-async def _check_order(deps: GatewayDeps, verdict: Verdict, notice: ParsedNotice,
-                       inserted: bool) -> Response:
-    assert verdict.message_id is not None and notice.order_id is not None
-    try:
-        fetched = await deps.orders(notice.order_id)
     except OrderUnavailable as exc:
         log.warning("Delivery %s: order %s could not be fetched: %s", verdict.message_id,
                     notice.order_id, exc,
@@ -129,21 +110,7 @@ async def _check_order(deps: GatewayDeps, verdict: Verdict, notice: ParsedNotice
             SisbajudErrorCode.MENSAGERIA_UNAVAILABLE,
             "The order could not be fetched from the Mensageria; retry."),
             headers={"Retry-After": RETRY_AFTER_SECONDS})
-    if fetched.status == FetchStatus.FOUND:
-        return _answer(verdict, notice, "accepted" if inserted else "duplicate")
-    if fetched.status == FetchStatus.WITHDRAWN:
-        state, reason, alarm = WITHDRAWN, f"the Mensageria answered {fetched.http_status}", None
-    else:
-        state, reason = PARKED, fetched.detail or f"order fetch answered {fetched.http_status}"
-        alarm = (AlarmCode.ORDER_INVALID if fetched.http_status == 200
-                 else AlarmCode.ORDER_FETCH_REJECTED)
-    try:
-        await settle_delivery(deps.sessions, verdict.message_id, state=state, reason=reason,
-                              order_id=notice.order_id, alarm=alarm,
-                              http_status=fetched.http_status)
-    except (SQLAlchemyError, OSError) as exc:
-        return _store_down(verdict, exc)
-    return _answer(verdict, notice, state.lower())
+    return _answer(verdict, notice, status)
 
 
 def _answer(verdict: Verdict, notice: ParsedNotice, status: str) -> JSONResponse:

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from shared.contracts.sisbajud_errors import WebhookErrorCode
+from activities.sisbajud.contracts.errors import WebhookErrorCode
 
 SECRET_PREFIX = "whsec_"
 DEFAULT_MAX_SKEW_S = 300
-# The spec's `webhook-timestamp` is an "integer unix timestamp (seconds since epoch)"; its
-# reference libraries turn it into a date and refuse the headers when that fails. The last
-# second a date can hold (9999-12-31T23:59:59Z) bounds it here the same way.
+# The spec's `webhook-timestamp` is an "integer unix timestamp (seconds since epoch)". The
+# signature covers the header as sent, so a validly signed one that is no such time (not plain
+# digits, or past 9999-12-31T23:59:59Z, the last second a date holds) is only off the clock:
+# the seed accepts a delivery out of EXECUTOR_HUB_WEBHOOK_MAX_SKEW_SEC with a warning.
 MAX_TIMESTAMP = 253_402_300_799
 _DIGITS = re.compile(r"[0-9]{1,12}")
 
@@ -28,9 +29,8 @@ class VerdictCode(StrEnum):
     """Why a delivery was accepted or refused; stable values for logs and metrics."""
 
     OK = "signature.ok"
-    # The refusals are the contract's codes (`shared/contracts/sisbajud_errors.py`).
+    # The refusals are the contract's codes (`activities/sisbajud/contracts/errors.py`).
     MISSING_HEADER = WebhookErrorCode.SIGNATURE_MISSING_HEADER.value
-    MALFORMED_TIMESTAMP = WebhookErrorCode.SIGNATURE_MALFORMED_TIMESTAMP.value
     NO_MATCH = WebhookErrorCode.SIGNATURE_NO_MATCH.value
 
 
@@ -41,11 +41,12 @@ class Verdict:
     valid: bool
     code: VerdictCode
     message_id: str | None = None
-    timestamp: int | None = None
+    timestamp: int | None = None  # None: the header is no Unix time (see `raw_timestamp`)
     skew_s: int | None = None  # receiver clock minus webhook-timestamp
-    skewed: bool = False  # |skew_s| beyond the configured maximum: accept and warn
+    skewed: bool = False  # |skew_s| beyond the configured maximum, or no time: accept, warn
     secret_index: int | None = None  # which configured secret matched (rotation visibility)
     detail: str = ""
+    raw_timestamp: str | None = None  # the header as sent (what the signature covers)
 
 
 class SignatureScheme(Protocol):
@@ -111,34 +112,31 @@ class StandardWebhooksV1:
                 False, VerdictCode.MISSING_HEADER, msg_id, detail="missing " + ", ".join(missing)
             )
         assert msg_id is not None and raw_ts is not None and signatures is not None
-        ts = parse_timestamp(raw_ts)
-        if ts is None:
-            return Verdict(
-                False,
-                VerdictCode.MALFORMED_TIMESTAMP,
-                msg_id,
-                detail="webhook-timestamp is not a Unix time in seconds",
-            )
-        skew = int(self._clock()) - ts
-        skewed = abs(skew) > self._max_skew_s
-        index = self._match(msg_id, ts, body, signatures)
+        index = self._match(msg_id, raw_ts, body, signatures)
         if index is None:
             return Verdict(
                 False,
                 VerdictCode.NO_MATCH,
                 msg_id,
-                ts,
-                skew,
-                skewed,
+                raw_timestamp=raw_ts,
                 detail="no v1 signature matches a configured secret",
             )
-        return Verdict(True, VerdictCode.OK, msg_id, ts, skew, skewed, index)
+        ts = parse_timestamp(raw_ts)
+        if ts is None:
+            return Verdict(True, VerdictCode.OK, msg_id, skewed=True, secret_index=index,
+                           raw_timestamp=raw_ts,
+                           detail="webhook-timestamp is not a Unix time in seconds")
+        skew = int(self._clock()) - ts
+        skewed = abs(skew) > self._max_skew_s
+        return Verdict(True, VerdictCode.OK, msg_id, ts, skew, skewed, secret_index=index,
+                       raw_timestamp=raw_ts)
 
-    def _match(self, msg_id: str, ts: int, body: bytes, header: str) -> int | None:
+    def _match(self, msg_id: str, raw_ts: str, body: bytes, header: str) -> int | None:
         candidates = [
             entry.split(",", 1)[1].encode() for entry in header.split() if entry.startswith("v1,")
         ]
-        content = f"{msg_id}.{ts}.".encode() + body
+        # `{id}.{timestamp}.{body}` with the timestamp exactly as the header carries it.
+        content = f"{msg_id}.{raw_ts}.".encode() + body
         for index, key in enumerate(self._keys):
             expected = base64.b64encode(hmac.new(key, content, hashlib.sha256).digest())
             # compare_digest keeps the comparison time independent of where bytes differ.

@@ -53,8 +53,9 @@ class PolledQueue:
 
 def polled_queues(settings: Settings) -> list[PolledQueue]:
     """Every domain's task queues as this deployment names them (no builder runs)."""
-    from shared.contracts import ops, pickup
-    from shared.contracts.signer import task_queues
+    from activities.pickup.contracts import board as pickup
+    from activities.signer.contracts.jobs import task_queues
+    from shared.contracts import ops
 
     jobs, signing = task_queues(settings.pipeline.task_queue_suffix)
     return [PolledQueue("ops", ops.TASK_QUEUE),

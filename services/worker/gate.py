@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.worker import Worker
 
-from shared.db.pipeline import read_pipeline_state
+from activities.signer.models.pipeline import read_pipeline_state
 from shared.instances import read_stood_down
 
 log = logging.getLogger("esteira.worker.gate")

@@ -17,8 +17,20 @@ def alembic_config(url: str) -> Config:
     """An Alembic config pointing at our migrations and `url` (no ini file needed)."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    # The foundation's own versions, then each domain's, kept in its home.
+    config.set_main_option("version_locations", " ".join(
+        str(folder) for folder in version_folders()))
     config.attributes["url"] = url
     return config
+
+
+def version_folders() -> list[Path]:
+    """`shared/db/migrations/versions`, then `activities/<domain>/migrations` of each domain.
+
+    Found on disk, not imported: the store's migrations need no domain code loaded.
+    """
+    domains = Path(__file__).resolve().parents[2] / "activities"
+    return [MIGRATIONS_DIR / "versions", *sorted(domains.glob("*/migrations"))]
 
 
 def upgrade(url: str, revision: str = "heads") -> None:

@@ -7,11 +7,11 @@ import sys
 
 from shared.logs.files import DailyFileHandler, DailySizeRotatingFile
 from shared.logs.format import SeedLineFormatter, props
+from shared.logs.json_format import JsonLineFormatter
 from shared.logs.masking import SecretMasker, secret_values
 from shared.settings import ConfigurationError, Settings
-from shared.temporal import payload_keys
 
-__all__ = ["configure_logging", "props"]
+__all__ = ["configure_logging", "line_formatter", "props"]
 
 # Libraries whose INFO chatter drowns the operator's lines.
 _QUIET = dict.fromkeys(
@@ -25,7 +25,7 @@ def configure_logging(settings: Settings, *, process: str, to_file: bool | None 
     """Route the root logger to the console and (optionally) the daily file, both masked."""
     masker = SecretMasker([*secret_values(settings), *_payload_key_secrets(settings),
                            *(extra_secrets or [])])
-    formatter = SeedLineFormatter(masker, {"Process": process})
+    formatter = line_formatter(settings, masker, {"Process": process})
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
@@ -51,9 +51,21 @@ def configure_logging(settings: Settings, *, process: str, to_file: bool | None 
     return masker
 
 
+def line_formatter(settings: Settings, masker: SecretMasker,
+                   static_props: dict[str, object]) -> logging.Formatter:
+    """The seed's text line, or one JSON object per line (`Logging:Format`)."""
+    if settings.logging.format == "json":
+        return JsonLineFormatter(masker, static_props)
+    return SeedLineFormatter(masker, static_props)
+
+
 def _payload_key_secrets(settings: Settings) -> list[str]:
     """Each payload key on its own, also when read from the key file (a bad one is reported
     where it is used)."""
+    # Imported here: the Temporal module reaches back into this package (masking, through
+    # the tracing hooks), which must be importable on its own.
+    from shared.temporal import payload_keys
+
     try:
         keys = payload_keys(settings, generate=False)
     except ConfigurationError:

@@ -83,10 +83,10 @@ def _collect(value: object, found: list[str], *, secretish: bool) -> None:
         found.append(value.get_secret_value())
     elif isinstance(value, BaseModel):
         for name in type(value).model_fields:
-            _collect(getattr(value, name), found, secretish=_is_secret_key(name))
+            _collect(getattr(value, name), found, secretish=is_secret_key(name))
     elif isinstance(value, dict):
         for key, item in value.items():
-            _collect(item, found, secretish=_is_secret_key(str(key)))
+            _collect(item, found, secretish=is_secret_key(str(key)))
     elif isinstance(value, list | tuple):
         for item in value:
             _collect(item, found, secretish=secretish)
@@ -94,5 +94,6 @@ def _collect(value: object, found: list[str], *, secretish: bool) -> None:
         found.append(value)
 
 
-def _is_secret_key(name: str) -> bool:
+def is_secret_key(name: str) -> bool:
+    """Whether a key's name says its value is a secret (`ApiKey`, `password`, `token`...)."""
     return bool(_SECRET_WORD.search(name))

@@ -19,11 +19,29 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from activities.pickup.settings import PickupSettings
+from activities.signer.settings import (
+    InputFolderSettings,
+    NotificationSettings,
+    PipelineSettings,
+    SignerSettings,
+    SigningSettings,
+    StorageSettings,
+    UploadSettings,
+)
+from activities.sisbajud.settings import (
+    DEV_MIDAZ_LEDGER_ID,
+    DEV_MIDAZ_ORGANIZATION_ID,
+    SEED_SISBAJUD_ENV,
+    InstitutionSettings,
+    SisbajudSettings,
+)
 from shared.contracts.dev_credentials import (
     DEV_M2M_CLIENT_ID,
     DEV_M2M_CLIENT_SECRET,
     DEV_M2M_SUBJECT,
 )
+from shared.durations import seconds_of
 from shared.settings.core import (
     CONFIG_FILE_ENV,
     ENV_PREFIX,
@@ -37,25 +55,8 @@ from shared.settings.core import (
     ReadinessSettings,
     TemporalServerSettings,
     TemporalSettings,
+    TracingSettings,
     normalise_database_url,
-    seconds_of,
-)
-from shared.settings.pickup import PickupSettings
-from shared.settings.signer import (
-    InputFolderSettings,
-    NotificationSettings,
-    PipelineSettings,
-    SignerSettings,
-    SigningSettings,
-    StorageSettings,
-    UploadSettings,
-)
-from shared.settings.sisbajud import (
-    DEV_MIDAZ_LEDGER_ID,
-    DEV_MIDAZ_ORGANIZATION_ID,
-    SEED_SISBAJUD_ENV,
-    InstitutionSettings,
-    SisbajudSettings,
 )
 
 __all__ = [
@@ -65,7 +66,8 @@ __all__ = [
     "InputFolderSettings", "InstitutionSettings", "LogSettings", "NotificationSettings",
     "OperatorAccount", "PayloadCodecSettings", "PickupSettings", "PipelineSettings", "PortSettings",
     "ReadinessSettings", "Settings", "SignerSettings", "SigningSettings", "SisbajudSettings",
-    "StorageSettings", "TemporalServerSettings", "TemporalSettings", "UploadSettings",
+    "StorageSettings", "TemporalServerSettings", "TemporalSettings", "TracingSettings",
+    "UploadSettings",
     "describe_validation_error", "load_settings", "normalise_database_url", "seconds_of",
     "unknown_environment_keys",
 ]
@@ -94,6 +96,7 @@ class Settings(BaseSettings):
     logging: LogSettings = Field(default_factory=LogSettings)
     temporal: TemporalSettings = Field(default_factory=TemporalSettings)
     temporal_server: TemporalServerSettings = Field(default_factory=TemporalServerSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
     pickup: PickupSettings = Field(default_factory=PickupSettings)
     sisbajud: SisbajudSettings = Field(default_factory=SisbajudSettings)
     dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
@@ -127,6 +130,12 @@ class Settings(BaseSettings):
     def log_dir(self) -> Path:
         """`data/logs` unless `Logging:Directory` says otherwise."""
         return (self.logging.directory or self.data_dir / "logs").resolve()
+
+    @property
+    def access_log(self) -> bool:
+        """`Logging:AccessLog`, else on everywhere but Development."""
+        configured = self.logging.access_log
+        return self.environment != "Development" if configured is None else configured
 
     @property
     def api_key_file(self) -> Path:

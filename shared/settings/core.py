@@ -33,6 +33,13 @@ class LogSettings(BaseModel):
     file_size_limit_mb: int = Field(default=50, ge=1)
     retained_file_count: int = Field(default=14, ge=1)
     to_file: bool = True
+    # `text`: the seed's line with properties at the end; `json`: one object per line (time,
+    # level, logger, message and each bound key) for a log shipper.
+    format: Literal["text", "json"] = "text"
+    # One line per HTTP request to the REST API, dashboard and webhook gateway (method, path
+    # with tokens masked, status, duration, client). None: on, except in Development, where
+    # the jobs page's 2 s refresh would bury the console.
+    access_log: bool | None = None
 
     @field_validator("level")
     @classmethod
@@ -60,21 +67,6 @@ class PortSettings(BaseModel):
     # A process's own ops port: /metrics, /livez, /readyz (services/ops_server.py). Off when
     # unset or 0: under `esteira dev` the API's /api/metrics already shows every child.
     metrics: int | None = Field(default=None, ge=0, le=65535)
-
-
-# Go-style durations as the seed writes them (`30s`, `48h`, `1h30m`); a bare number is seconds.
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
-_DURATION_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def seconds_of(text: str) -> float:
-    """`30s` -> 30.0, `1h30m` -> 5400.0, `45` -> 45.0 (ValueError for anything else)."""
-    text = text.strip()
-    if re.fullmatch(r"\d+(?:\.\d+)?", text):
-        return float(text)
-    if not text or _DURATION_PART.sub("", text):
-        raise ValueError(f"not a duration: {text!r}")
-    return sum(float(n) * _DURATION_UNIT[unit] for n, unit in _DURATION_PART.findall(text))
 
 
 class OperatorAccount(BaseModel):
@@ -122,6 +114,48 @@ class TemporalSettings(BaseSettings):
     tls_client_key_path: Path | None = None
     tls_server_ca_cert_path: Path | None = None
     tls_server_name: str | None = None
+
+
+class TracingSettings(BaseSettings):
+    """OpenTelemetry traces, read from the standard `OTEL_*` names; off without an endpoint."""
+
+    model_config = SettingsConfigDict(env_prefix="OTEL_", extra="ignore")
+
+    # OTLP over HTTP/protobuf: the traces URL as is, or the collector's base URL (the
+    # exporter appends `/v1/traces`). Either one turns tracing on.
+    exporter_otlp_traces_endpoint: str | None = None
+    exporter_otlp_endpoint: str | None = None
+    # `k=v,k2=v2` headers sent with each export (an API key of a hosted collector).
+    exporter_otlp_traces_headers: SecretStr | None = None
+    exporter_otlp_headers: SecretStr | None = None
+    exporter_otlp_traces_protocol: str | None = None
+    exporter_otlp_protocol: str | None = None
+    # None: `esteira-<process>` (esteira-api, esteira-worker, ...).
+    service_name: str | None = None
+    sdk_disabled: bool = False
+
+    @property
+    def endpoint(self) -> str | None:
+        """Where spans are sent, or None when tracing is off."""
+        if self.sdk_disabled:
+            return None
+        if self.exporter_otlp_traces_endpoint:
+            return self.exporter_otlp_traces_endpoint
+        if self.exporter_otlp_endpoint:
+            return self.exporter_otlp_endpoint.rstrip("/") + "/v1/traces"
+        return None
+
+    @property
+    def protocol(self) -> str:
+        """The OTLP transport asked for (the specification's default: http/protobuf)."""
+        return (self.exporter_otlp_traces_protocol or self.exporter_otlp_protocol
+                or "http/protobuf")
+
+    @property
+    def headers(self) -> str:
+        """The export headers, traces-specific ones first."""
+        chosen = self.exporter_otlp_traces_headers or self.exporter_otlp_headers
+        return chosen.get_secret_value() if chosen is not None else ""
 
 
 # --- Payload encryption (hardening: personal and financial data in Temporal) ---

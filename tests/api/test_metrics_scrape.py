@@ -15,23 +15,23 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from activities.pickup import metrics as pickup_metrics
+from activities.pickup.models import LedgerEntry
+from activities.signer.contracts.jobs import task_queues
 from activities.signer.health import profile_subject
 from activities.signer.health_reporter import finding_key
 from activities.signer.metrics import FOLDER_STATUS, PIPELINE_PAUSED
+from activities.signer.models.jobs import InputFolderState, SigningProfile
 from activities.sisbajud.metrics import ORPHANS_OPEN, OUTBOX_AGE, UNCERTAIN_WRITES
-from services.api import scrape_refresh
-from services.worker.domains import polled_queues
-from services.worker.main import make_worker
-from shared.contracts.signer import task_queues
-from shared.db.models import Instance, PipelineState, utcnow
-from shared.db.pickup_models import LedgerEntry
-from shared.db.signer_models import InputFolderState, SigningProfile
-from shared.db.sisbajud_models import (
+from activities.sisbajud.models import (
     SisbajudHumanDecision,
     SisbajudOrphan,
     SisbajudOutbox,
     SisbajudWrite,
 )
+from services.api import scrape_refresh
+from services.worker.domains import polled_queues
+from services.worker.main import make_worker
+from shared.db.models import Instance, PipelineState, utcnow
 from shared.findings import record_finding
 from shared.instances import instance_id
 from shared.worker_shape import DomainWorker

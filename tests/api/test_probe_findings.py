@@ -9,11 +9,10 @@ import uuid
 import httpx
 import pytest
 
-from activities.signer.operator.pipeline_control import pipeline_state
+from activities.signer.models.jobs import Job
 from activities.signer.repository import JobRepository
 from services.app import create_app
 from shared.db import engine as db_engine
-from shared.db.signer_models import Job
 from shared.free_text import MAX_REASON_CHARS
 from tests.api.conftest import API_KEY, make_context
 
@@ -30,7 +29,7 @@ async def test_a_five_megabyte_pause_reason_is_refused_and_nothing_changes(api):
     huge = await api.post("/api/pipeline/pause", json={"reason": "x" * 5_000_000}, headers=AUTH)
     assert huge.status_code == 422 and huge.json()["code"] == "request.invalid"
     assert str(MAX_REASON_CHARS) in huge.json()["message"]
-    assert (await pipeline_state(api.context.sessions)).paused is False
+    assert (await api.context.faces.signer.pipeline.state()).paused is False
     fits = await api.post("/api/pipeline/pause", json={"reason": "y" * MAX_REASON_CHARS},
                           headers=AUTH)
     assert fits.status_code == 200

@@ -9,9 +9,9 @@ import httpx
 from temporalio.client import Client
 
 from activities.signer.health_reporter import ProfileHealthReporter
+from activities.signer.models.jobs import InputFolderState, SigningProfile
 from services.app import create_app
 from shared.db.engine import create_engine, session_factory
-from shared.db.signer_models import InputFolderState, SigningProfile
 from shared.readiness import Probe
 from shared.settings import Settings
 from shared.temporal import TemporalHandle

@@ -11,10 +11,10 @@ import httpx
 import pytest
 from temporalio import activity
 
+from activities.signer.contracts.jobs import task_queues
 from services.app import create_app
 from services.status import print_status
 from services.worker.main import make_worker
-from shared.contracts.signer import task_queues
 from shared.db.models import Instance, PipelineState, utcnow
 from shared.instances import instance_id
 from shared.worker_shape import DomainWorker
@@ -69,9 +69,9 @@ async def _alive(context, *, seen_ago: timedelta = timedelta(0)) -> None:
         await session.commit()
 
 
-def _workers(context):
+async def _workers(context):
     jobs, signing = task_queues(context.settings.pipeline.task_queue_suffix)
-    client = context._client
+    client = await context.temporal()
     return (make_worker(client, DomainWorker(jobs, workflows=[SigningJobWorkflow],
                                              unsandboxed=True)),
             make_worker(client, DomainWorker(signing, activities=[_never_called])))
@@ -91,7 +91,7 @@ async def test_a_live_worker_makes_it_ready_and_a_silent_one_does_not(context_fa
     context = await context_factory()
     await context.temporal()
     await _alive(context)
-    jobs_worker, signing_worker = _workers(context)
+    jobs_worker, signing_worker = await _workers(context)
     async with jobs_worker, signing_worker:
         checks = await _until(context, 200)
         assert all(checks.values()), checks
@@ -117,7 +117,7 @@ async def test_a_paused_pipeline_expects_no_signing_poller(context_factory):
         state.changed_at, state.version = utcnow() - timedelta(minutes=5), state.version + 1
         session.add(state)
         await session.commit()
-    jobs_worker, _ = _workers(context)
+    jobs_worker, _ = await _workers(context)
     async with jobs_worker:  # the gate stopped the signing worker: only jobs are polled
         checks = await _until(context, 200)
         assert checks[f"worker-poller:{signing}"] is True

@@ -40,8 +40,9 @@ def _forbid(rule: str, why: str, found: Import) -> Violation:
 
 def services_use_domain_faces(graph: Graph) -> list[Violation]:
     """(a) A service reaches a domain only through its face, the `activities.<d>.operator`
-    package itself (never a module inside it), or its contracts; the worker process only
-    through `activities.<d>.worker`; and no service imports `workflows`."""
+    package itself (never a module inside it), its contracts and its records (the table
+    models a face returns); the worker host through `activities.<d>.worker` instead of the
+    face; and no service imports `workflows`."""
     found = []
     for i in _ours(graph):
         if not _under(i.source, "services") or _under(i.source, "services.simulators"):
@@ -50,33 +51,49 @@ def services_use_domain_faces(graph: Graph) -> list[Violation]:
             found.append(_forbid("a", "services never import workflows", i))
         elif _under(i.target, "activities"):
             domain = _domain(graph, i.target)
-            if _under(i.source, "services.worker"):
-                allowed = domain is not None and _under(i.target, f"activities.{domain}.worker")
-                why = "the worker imports a domain only as activities.<d>.worker"
-            else:
-                allowed = domain is not None and (
-                    i.target == f"activities.{domain}.operator"
-                    or _under(i.target, f"activities.{domain}.contracts"))
-                why = ("services import a domain only as its face, activities.<d>.operator, "
-                       "or its contracts")
+            entry = "worker" if _under(i.source, "services.worker") else "operator"
+            allowed = domain is not None and (
+                (i.target == f"activities.{domain}.{entry}" if entry == "operator"
+                 else _under(i.target, f"activities.{domain}.worker"))
+                or any(_under(i.target, f"activities.{domain}.{part}")
+                       for part in ("contracts", "models")))
             if not allowed:
+                why = (f"services import a domain only as activities.<d>.{entry}, its "
+                       "contracts or its models")
                 found.append(_forbid("a", why, i))
     return found
 
 
 def shared_is_domain_free(graph: Graph) -> list[Violation]:
-    """(b) `shared/` imports nothing from activities, workflows or services."""
-    return [_forbid("b", "shared/ is domain-free", i) for i in _ours(graph)
-            if _under(i.source, "shared")
-            and any(_under(i.target, p) for p in ("activities", "workflows", "services"))]
+    """(b) `shared/` imports nothing from activities, workflows or services, but for one
+    assembly point: `shared.settings` builds the one `Settings` from each domain's section,
+    `activities.<d>.settings` (which itself imports nothing of `shared.settings`)."""
+    found = []
+    for i in _ours(graph):
+        if not _under(i.source, "shared") or not any(
+                _under(i.target, p) for p in ("activities", "workflows", "services")):
+            continue
+        domain = _domain(graph, i.target)
+        if i.source == "shared.settings" and domain is not None \
+                and i.target == f"activities.{domain}.settings":
+            continue
+        found.append(_forbid("b", "shared/ is domain-free", i))
+    return found
 
 
 def simulators_import_only_contracts(graph: Graph) -> list[Violation]:
-    """(c) A simulator imports nothing of ours but `shared.contracts` and simulators."""
-    allowed = ("shared.contracts", "services.simulators")
-    return [_forbid("c", "simulators import only shared.contracts and services.simulators", i)
-            for i in _ours(graph) if _under(i.source, "services.simulators")
-            and not any(_under(i.target, p) for p in allowed)]
+    """(c) A simulator imports nothing of ours but contracts (`activities.<d>.contracts`,
+    `shared.contracts`) and simulators."""
+    found = []
+    for i in _ours(graph):
+        if not _under(i.source, "services.simulators"):
+            continue
+        domain = _domain(graph, i.target)
+        if any(_under(i.target, p) for p in ("shared.contracts", "services.simulators")) or (
+                domain is not None and _under(i.target, f"activities.{domain}.contracts")):
+            continue
+        found.append(_forbid("c", "simulators import only contracts and simulators", i))
+    return found
 
 
 def domains_stay_apart(graph: Graph) -> list[Violation]:

@@ -23,7 +23,7 @@ from tests.architecture.rules import (
 SHAPED = {
     "activities/__init__.py": "",
     "activities/signer/__init__.py": "",
-    "activities/signer/pipeline.py": "from shared.contracts.signer import X\n",
+    "activities/signer/pipeline.py": "from activities.signer.contracts.jobs import X\n",
     "activities/signer/operator/__init__.py": "from activities.signer.pipeline import run\n",
     "activities/signer/operator/jobs.py": "from . import __name__\n",
     "activities/signer/worker.py": (
@@ -38,7 +38,7 @@ SHAPED = {
         "    from activities.signer.pipeline import run\n"),
     "shared/__init__.py": "",
     "shared/contracts/__init__.py": "",
-    "shared/contracts/signer.py": "X = 1\n",
+    "activities/signer/contracts/jobs.py": "X = 1\n",
     "services/__init__.py": "",
     "services/api/__init__.py": "",
     "services/api/jobs.py": (
@@ -52,7 +52,7 @@ SHAPED = {
     "services/simulators/__init__.py": "",
     "services/simulators/lacuna/__init__.py": "",
     "services/simulators/lacuna/app.py": (
-        "from shared.contracts.signer import X\nfrom services.simulators import lacuna\n"
+        "from activities.signer.contracts.jobs import X\nfrom services.simulators import lacuna\n"
         "import httpx\n"),
 }
 
@@ -96,7 +96,7 @@ def test_a_simulator_follows_its_own_rule_not_the_services_one(tmp_path):
     assert services_use_domain_faces(graph) == []
     assert _texts(simulators_import_only_contracts(graph)) == [
         "services/simulators/lacuna/app.py:1: services.simulators.lacuna.app imports "
-        "activities.signer (simulators import only shared.contracts and services.simulators)"]
+        "activities.signer (simulators import only contracts and simulators)"]
 
 
 @pytest.mark.parametrize("target", ["activities.signer.pipeline", "workflows.signer.job",
@@ -109,11 +109,12 @@ def test_shared_importing_a_domain_or_a_service_fails(tmp_path, target):
 
 @pytest.mark.parametrize("text", ["from shared import settings\n",
                                   "from services.api import jobs\n",
-                                  "from shared.contracts.signer import X\n"])
+                                  "from activities.signer.pipeline import run\n",
+                                  "from activities.signer.contracts.jobs import X\n"])
 def test_a_simulator_importing_more_than_contracts_fails(tmp_path, text):
     extra = {"services/simulators/lacuna/signing.py": text}
     found = simulators_import_only_contracts(read_graph(_tree(tmp_path, {**SHAPED, **extra})))
-    allowed = text.startswith("from shared.contracts")
+    allowed = text.startswith(("from shared.contracts", "from activities.signer.contracts"))
     assert [v.rule for v in found] == ([] if allowed else ["c"])
 
 
@@ -202,3 +203,11 @@ def test_relative_imports_resolve_from_modules_and_packages(tmp_path):
 def test_a_door_importing_another_door_fails(tmp_path, source, text, broken):
     found = doors_stay_apart(read_graph(_tree(tmp_path, {**SHAPED, source: text})))
     assert [v.rule for v in found] == (["g"] if broken else [])
+
+
+def test_shared_settings_alone_may_assemble_a_domains_settings_section(tmp_path):
+    extra = {"activities/signer/settings.py": "X = 1\n",
+             "shared/settings/__init__.py": "from activities.signer.settings import X\n",
+             "shared/settings/core.py": "from activities.signer.settings import X\n"}
+    found = shared_is_domain_free(read_graph(_tree(tmp_path, {**SHAPED, **extra})))
+    assert [v.text.split(":")[0] for v in found] == ["shared/settings/core.py"]

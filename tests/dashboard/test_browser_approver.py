@@ -12,8 +12,8 @@ from playwright.async_api import Browser, Page, Request, async_playwright, expec
 from sqlmodel import select
 
 from activities.signer.crypto.samples import make_pdf
+from activities.signer.models.approvals import ApprovalDecision
 from services.app import create_app
-from shared.db.signer_approval_models import ApprovalDecision
 from tests.api.conftest import make_context
 from tests.dashboard.browser import ARTIFACTS, chromium_path, saved_screenshots, served
 from tests.support.approvals import Held, hold

@@ -9,9 +9,9 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Page, async_playwright, expect
 
+from activities.signer.models.jobs import Job
 from activities.signer.repository import JobRepository
 from services.app import create_app
-from shared.db.signer_models import Job
 from tests.api.conftest import API_KEY, make_context
 from tests.dashboard.browser import ARTIFACTS, chromium_path, saved_screenshots, served
 

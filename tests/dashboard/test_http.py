@@ -10,13 +10,13 @@ import pytest
 from sqlmodel import select
 
 from activities.signer.crypto.samples import make_pdf
+from activities.signer.models.jobs import Job
 from activities.signer.repository import JobRepository
+from activities.sisbajud.models import SisbajudHumanDecision
 from services.app import create_app
 from services.dashboard.session import SESSION_COOKIE, SessionCodec
 from services.dashboard.web import FLASH_COOKIE
 from shared.db.models import Instance, OperationalEvent, PipelineState, utcnow
-from shared.db.signer_models import Job
-from shared.db.sisbajud_models import SisbajudHumanDecision
 from shared.instances import instance_id
 from shared.settings import InputFolderSettings
 from tests.api.conftest import API_KEY, make_context
@@ -269,6 +269,22 @@ async def test_sisbajud_decision_shows_the_ledger_proof_found_after_it(operator)
     page = (await operator.get("/sisbajud")).text
     assert 'data-proof-transaction="tx-proof-1"' in page
     assert "transaction tx-proof-1, 40.00" in page
+
+
+@sqlite_only
+async def test_sisbajud_lists_page_on_with_the_apis_cursor(operator):
+    async with operator.context.sessions() as session:
+        session.add_all([SisbajudHumanDecision(order_id=f"ORD-P{index:03}", revision=1,
+                                               reason="institution.unconfigured")
+                         for index in range(101)])
+        await session.commit()
+    first = (await operator.get("/sisbajud")).text
+    assert "ORD-P100" in first and "ORD-P000" not in first  # newest first, 100 a page
+    (link,) = [part.split('"', 1)[0] for part in first.split('href="')[1:]
+               if part.startswith("/sisbajud?decisions_cursor=")]
+    second = (await operator.get(link.replace("&amp;", "&"))).text
+    assert "ORD-P000" in second and "ORD-P001" not in second
+    assert "decisions_cursor=" not in second  # the last page links nowhere
 
 
 async def test_delete_reports_what_went_and_what_stayed_and_records_the_operator(operator):

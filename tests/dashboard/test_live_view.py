@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 from rich.console import Console
 
+from activities.signer.models.jobs import Job
 from activities.signer.repository import JobRepository
 from services.bootstrap import bootstrap
 from services.dev.live_view import (
@@ -25,7 +26,6 @@ from services.dev.live_view import (
 )
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import PipelineState, utcnow
-from shared.db.signer_models import Job
 
 
 class _Stream(io.StringIO):

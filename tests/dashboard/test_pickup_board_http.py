@@ -8,9 +8,9 @@ import pytest
 from sqlmodel import select
 
 from activities.pickup.board import revert_ready
+from activities.pickup.models import AuditEntry, QueueSnapshot, Student
 from services.dashboard.web import FLASH_COOKIE
 from shared.db.models import utcnow
-from shared.db.pickup_models import AuditEntry, QueueSnapshot, Student
 from tests.api.conftest import API_KEY
 from tests.dashboard.conftest import csrf_of, sign_in
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.db.signer_models import SigningProfile
+from activities.signer.models.jobs import SigningProfile
 from tests.dashboard.conftest import csrf_of
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from markupsafe import escape
 
-from shared.db.signer_models import SigningProfile
+from activities.signer.models.jobs import SigningProfile
 
 STALE = ("profile antigo is bound to folder 'remessas', which this host does not configure "
          "(Storage:Inputs[]): nothing is watched for it here and it still serves uploads; "

@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
-from services.dashboard.routes.jobs import KNOWN_DETAIL_KEYS
 from services.dashboard.web import TEMPLATES
 
-JOB = {"id": "j1", "fileName": "remessa.rem", "status": "AwaitingApproval", "format": "Cades",
-       "profile": "pagamentos", "folder": "remessas", "source": "watcher", "errorCode": None,
-       "error": None, "parentJobId": None, "createdAt": None, "completedAt": None,
-       "originalPath": "/in/remessa.rem", "outputPath": None, "inputSize": 1, "inputSha256": "x",
-       "instance": None, "children": [], "timings": {}, "history": []}
+JOB = {"id": "j1", "file_name": "remessa.rem", "status": "AwaitingApproval", "format": "Cades",
+       "profile_name": "pagamentos", "folder": "remessas", "source": "watcher",
+       "error_code": None, "error_message": None, "parent_job_id": None, "created_at": None,
+       "started_at": None, "signing_started_at": None, "completed_at": None,
+       "original_path": "/in/remessa.rem", "output_path": None, "instance_id": None}
+DETAIL = {"children": [], "history": [], "processing_seconds": None}
 
 
-def _render(job: dict) -> str:
-    extra = {k: v for k, v in job.items() if k not in KNOWN_DETAIL_KEYS}
+def _render(job: dict, extra: dict | None = None) -> str:
     return TEMPLATES.get_template("job.html").render(
-        request=None, job=job, extra=extra, can_cancel=True, cancel_effect="", can_retry=False,
+        request=None, job=job, detail=DETAIL, extra=extra or {}, can_cancel=True,
+        cancel_effect="", can_retry=False,
         can_delete=True, workflow_id="signer-job:j1", csrf="t", nav=[], path="/jobs/j1",
         flash=None, operator="ana", temporal_link=lambda _request, wid: f"ui/{wid}")
 
 
 def test_approval_decisions_and_cnab240_lines_render_as_tables_without_code_for_them():
-    page = _render({**JOB, "approvals": {
+    page = _render(JOB, {"approvals": {
         "quorum": 2, "decisions": [{"approver": "ana@x", "decision": "Approve", "at": "t1"},
                                    {"approver": "<b>bob</b>", "decision": "Reject",
                                     "at": "t2"}]},

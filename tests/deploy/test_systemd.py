@@ -60,12 +60,121 @@ def test_the_unit_is_a_notify_service_with_a_watchdog_that_drains_on_stop():
 def test_the_install_script_is_valid_bash_and_installs_what_the_unit_runs():
     subprocess.run(["bash", "-n", str(INSTALL)], check=True)
     script = INSTALL.read_text()
-    prefix = re.search(r"^prefix=(\S+)$", script, re.MULTILINE)[1]
+    prefix = re.search(r"^prefix=\$root(\S+)$", script, re.MULTILINE)[1]
     assert unit_command(unit_entries())[0] == f"{prefix}/venv/bin/esteira"
     assert "esteira.service" in script and (INSTALL.parent / "esteira.service").is_file()
     assert (INSTALL.parent / "esteira.env.example").is_file()
-    # An upgrade backs up the SQLite store before anything is replaced.
-    assert script.index(".backup(") < script.index("pip\" install")
+    assert "--upgrade" not in script
+
+
+# Stand-ins for what install.sh calls on a real host; each logs its arguments, one line a call.
+STUBS = {
+    "id": 'log id "$@"; [ "${1:-}" = -u ] && echo 0; exit 0',
+    "useradd": 'log useradd "$@"',
+    "systemctl": 'log systemctl "$@"; [ "${1:-}" = is-active ] && exit "${SERVICE_ACTIVE:-0}"; '
+                 'exit 0',
+    "systemd-run": 'log systemd-run "$@"; exit "${BACKUP_EXIT:-0}"',
+    "chown": 'log chown "$@"',
+    # install(1) without owners: the stand-in user does not exist here.
+    "install": 'log install "$@"; dirs=no; files=(); while [ $# -gt 0 ]; do case "$1" in '
+               '-d) dirs=yes;; -o|-g|-m) shift;; *) files+=("$1");; esac; shift; done; '
+               'if [ $dirs = yes ]; then mkdir -p "${files[@]}"; '
+               'else cp "${files[0]}" "${files[1]}"; fi',
+}
+# The installed release's venv: its python (pip) and its `esteira`.
+VENV_STUBS = {
+    "python": 'log python "$@"',
+    "esteira": 'log esteira "$@"; [ "$*" = "backup --help" ] && exit "${HAS_BACKUP:-0}"; exit 0',
+}
+
+
+def _stub(path: Path, body: str, calls: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/usr/bin/env bash\nlog() {{ echo "$*" >> {calls}; }}\n{body}\n')
+    path.chmod(0o755)
+
+
+def _install(tmp_path: Path, *, installed: bool = True, **env: str):
+    """Run install.sh under a staging root with every system command stood in for."""
+    root, calls = tmp_path / "root", tmp_path / "calls.log"
+    for name, body in STUBS.items():
+        _stub(tmp_path / "bin" / name, body, calls)
+    venv = root / "opt" / "esteira" / "venv" / "bin"
+    for name, body in VENV_STUBS.items():
+        if installed or name == "python":
+            _stub(venv / name, body, calls)
+    store = root / "var" / "lib" / "esteira" / "data" / "db" / "esteira.db"
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"store")
+    result = subprocess.run(
+        ["bash", str(INSTALL), "/src/esteira"], capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
+             "ESTEIRA_INSTALL_ROOT": str(root), **env})
+    lines = calls.read_text().splitlines() if calls.exists() else []
+    return result, lines, root
+
+
+def _index(lines: list[str], start: str) -> int:
+    return next(i for i, line in enumerate(lines) if line.startswith(start))
+
+
+def test_an_upgrade_takes_an_esteira_backup_then_installs_the_locked_hashes(tmp_path):
+    result, calls, root = _install(tmp_path)
+    assert result.returncode == 0, result.stderr
+    state = root / "var" / "lib" / "esteira"
+    backup = calls[_index(calls, "systemd-run")]
+    # As the service runs it: its user, environment file and data directory, while it runs.
+    for part in ("--wait --pipe", "--uid=esteira --gid=esteira",
+                 f"-p EnvironmentFile={root}/etc/esteira/esteira.env",
+                 f"-E ESTEIRA_DATA_DIR={state}/data",
+                 f"{root}/opt/esteira/venv/bin/esteira backup -o {state}/backups/"):
+        assert part in backup, (part, backup)
+    locked = _index(calls, "python -m pip --quiet --disable-pip-version-check install "
+                           "--require-hashes -r ")
+    assert calls[locked].endswith("/requirements-embedded.lock")
+    package = _index(calls, "python -m pip --quiet --disable-pip-version-check install "
+                            "--no-deps --force-reinstall /src/esteira")
+    check = _index(calls, "python -m pip --quiet --disable-pip-version-check check")
+    restart = _index(calls, "systemctl restart esteira")
+    assert _index(calls, "systemd-run") < locked < package < check < restart
+    assert not any("--upgrade" in line or "-U " in line for line in calls)
+    assert "systemctl stop esteira" not in calls, "the service runs during the backup"
+
+
+def test_a_failed_backup_stops_the_upgrade_before_anything_is_installed(tmp_path):
+    result, calls, _ = _install(tmp_path, BACKUP_EXIT="1")
+    assert result.returncode != 0
+    assert not any(line.startswith("python -m pip") for line in calls)
+    assert not any(line.startswith("systemctl restart") for line in calls)
+
+
+def test_a_first_install_has_nothing_to_back_up(tmp_path):
+    result, calls, _ = _install(tmp_path, installed=False, SERVICE_ACTIVE="3")
+    assert result.returncode == 0, result.stderr
+    assert not any(line.startswith(("systemd-run", "esteira")) for line in calls)
+    assert any("--require-hashes" in line for line in calls)
+    assert "install.sh: installed; start with: systemctl start esteira" in result.stdout
+
+
+def test_a_release_without_esteira_backup_is_stopped_and_its_data_archived(tmp_path):
+    result, calls, root = _install(tmp_path, HAS_BACKUP="2")
+    assert result.returncode == 0, result.stderr
+    (archive,) = (root / "var" / "lib" / "esteira" / "backups").glob("esteira-data-*.tar.gz")
+    assert archive.stat().st_mode & 0o777 == 0o600
+    names = subprocess.run(["tar", "tzf", str(archive)], capture_output=True, text=True,
+                           check=True).stdout.split()
+    assert "data/db/esteira.db" in names
+    stop, locked = _index(calls, "systemctl stop esteira"), _index(calls, "python -m pip")
+    assert stop < locked < _index(calls, "systemctl restart esteira")
+    assert not any(line.startswith("systemd-run") for line in calls)
+
+
+def test_without_a_lock_file_nothing_is_installed(tmp_path):
+    result, calls, _ = _install(tmp_path, ESTEIRA_LOCK_FILE=str(tmp_path / "missing.lock"))
+    assert result.returncode == 1
+    assert result.stderr.strip() == (f"install.sh: no lock file at {tmp_path}/missing.lock "
+                                     "(run from a checkout, or set ESTEIRA_LOCK_FILE)")
+    assert not any(line.startswith(("python", "systemd-run", "useradd")) for line in calls)
 
 
 def test_notify_is_a_no_op_outside_systemd(notify_socket):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -125,6 +126,31 @@ async def _run_probe(run: DevRun, workflow_id: str) -> ProbeResult:
                                          execution_timeout=timedelta(seconds=60))
 
 
+def _ui_backend_is_out_of_reach(run: DevRun) -> None:
+    """The real UI's port, visible in `ps`, refuses every connection: it listens in the
+    server's private network; only the door's Unix socket (0600, 0700 folder) leads there."""
+    [command] = [argv for pid in run.descendants()
+                  if (argv := _cmdline(pid))[1:3] == ["server", "start-dev"]]
+    backend = int(command[command.index("--ui-port") + 1])
+    assert backend != run.ui
+    for request in (lambda: httpx.get(f"http://127.0.0.1:{backend}/", timeout=5),
+                    lambda: httpx.post(f"http://127.0.0.1:{backend}/api/v1/namespaces/"
+                                       "default/workflows/any/terminate", json={}, timeout=5)):
+        with pytest.raises(httpx.ConnectError):
+            request()
+    [socket_path] = [Path(arg) for pid in run.descendants() for arg in _cmdline(pid)
+                     if arg.endswith("temporal-ui.sock")][:1]
+    assert os.stat(socket_path.parent).st_mode & 0o777 == 0o700
+    assert os.stat(socket_path).st_mode & 0o777 == 0o600
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except OSError:
+        return []
+
+
 def _grpc_checks(run: DevRun) -> None:
     with grpc.insecure_channel(f"127.0.0.1:{run.grpc}") as channel:
         health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
@@ -160,6 +186,7 @@ async def test_dev_boots_serves_stops_cleanly_and_resumes(tmp_path):
                                "any/terminate", json={}, timeout=10)
         assert terminate.status_code == 403
         assert terminate.json()["code"] == "temporal-ui.read-only"
+        _ui_backend_is_out_of_reach(run)
 
         login = httpx.post(f"http://127.0.0.1:{run.turnstile}/login.fcgi", timeout=10,
                            json={"login": "admin", "password": "admin"})
@@ -239,3 +266,30 @@ def test_production_refuses_to_start_without_an_api_key(tmp_path):
     [error] = [line for line in result.stderr.splitlines() if "ESTEIRA_API_KEY" in line]
     assert "Production" in error
     assert not (tmp_path / "data" / "api-key").exists(), "Production never generates a key"
+
+
+def test_the_json_format_holds_for_every_line_of_the_console_and_the_file(tmp_path):
+    """Our children's lines, Temporal's (wrapped), the banner, the access log: all JSON."""
+    run = DevRun(tmp_path, free_ports(4))
+    run.env.update({"ESTEIRA_LOGGING__FORMAT": "json", "ESTEIRA_LOGGING__ACCESS_LOG": "true"})
+    run.start()
+    try:
+        run.wait_ready()
+        assert httpx.get(f"http://127.0.0.1:{run.api}/api/jobs?access_token=s3cret-T0ken",
+                         headers={"X-API-Key": run.api_key()}, timeout=10).status_code == 200
+    finally:
+        assert run.stop(signal.SIGTERM) == 0
+    logs = [line for path in (tmp_path / "data" / "logs").iterdir()
+            for line in path.read_text().splitlines()]
+    for source in (run.text().splitlines(), logs):
+        assert not [line for line in source if not line.startswith("{")], "not JSON"
+        lines = [json.loads(line) for line in source]
+        assert any("Service ready" in line["message"] for line in lines)
+        processes = {line.get("Process") for line in lines}
+        assert {"dev", "api", "worker"} <= processes
+    file_lines = [json.loads(line) for line in logs]
+    assert "temporal" in {line.get("Process") for line in file_lines}, "wrapped foreign lines"
+    [access] = [line for line in file_lines if line["logger"] == "esteira.access"
+                and line["RequestPath"].startswith("/api/jobs?")]
+    assert access["RequestPath"] == "/api/jobs?access_token=***" and access["StatusCode"] == 200
+    assert "s3cret-T0ken" not in "\n".join(logs)

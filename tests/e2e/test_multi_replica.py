@@ -13,8 +13,8 @@ import httpx
 import pytest
 from sqlmodel import select
 
+from activities.signer.models.jobs import Job, JobHistory
 from services.bootstrap import bootstrap
-from shared.db.signer_models import Job, JobHistory
 from tests.e2e.test_worker_crash import REPO, Deployment
 from tests.support.ports import free_ports
 

@@ -19,6 +19,7 @@ from services.bootstrap import bootstrap
 from services.ops_server import OpsServer
 from shared.readiness import Probe
 from shared.settings import Settings
+from shared.temporal import payload_keys
 from tests.support.ports import free_ports
 
 pytestmark = pytest.mark.e2e
@@ -84,6 +85,10 @@ async def install(settings):
     settings.pipeline.task_queue_suffix = f"-ops-{uuid.uuid4().hex[:8]}"
     settings.sisbajud.task_queue = f"sisbajud-ops-{uuid.uuid4().hex[:8]}"
     await bootstrap(settings)
+    # The payload key file every process reads, made first as `esteira dev` makes it before
+    # any child starts: a Production process never makes one, so started beside a Development
+    # one it would race it for the file and exit (2) on a missing key.
+    assert payload_keys(settings) is not None
     return settings
 
 

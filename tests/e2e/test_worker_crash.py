@@ -13,14 +13,15 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
+from activities.signer.contracts.jobs import JobSource
 from activities.signer.enqueue import Enqueuer
+from activities.signer.models.jobs import Job, SigningProfile
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree
 from services.bootstrap import bootstrap
-from shared.contracts.signer import JobSource
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent
-from shared.db.signer_models import Job, SigningProfile
+from shared.temporal import TemporalHandle
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +43,7 @@ class Deployment:
         self.engine = create_engine(settings.sqlalchemy_url)
         self.repository = JobRepository(session_factory(self.engine))
         self.enqueuer = Enqueuer(self.repository, StorageTree(settings.storage_root),
-                                 temporal_env.client,
+                                 TemporalHandle.of(temporal_env.client),
                                  task_queue_suffix=settings.pipeline.task_queue_suffix,
                                  heartbeat_timeout_seconds=HEARTBEAT_TIMEOUT)
         self.workers: list[subprocess.Popen] = []

@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from activities.signer.contracts.jobs import task_queues
 from services.app import create_app
 from services.banner_signer import workers_row
-from shared.contracts.signer import task_queues
 from tests.api.conftest import make_context
 
 pytestmark = pytest.mark.e2e
@@ -86,7 +86,7 @@ async def test_missing_sisbajud_settings_leave_signer_and_pickup_running(setting
         assert checks[f"worker-poller:{signing}"] and checks["domain:signer"]
         assert checks["domain:pickup"]
         assert checks[f"worker-poller:{settings.sisbajud.task_queue}"] is False
-        row = await workers_row(settings, context.sessions)
+        row = await workers_row(settings, context.sessions, context.temporal)
         assert "domain:sisbajud (not started: SISBAJUD executor: set ESTEIRA_SISBAJUD__" in row
         # kill -9: Temporal keeps listing the pollers, the silent instance row tells.
         settings.readiness.poller_stale_seconds = 6

@@ -13,10 +13,10 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.signer.approvals.store import ApprovalStore
+from activities.signer.models.approvals import NotificationOutbox
+from activities.signer.models.jobs import Job, SigningProfile
 from activities.signer.repository import JobRepository
 from activities.signer.storage import Fingerprint
-from shared.db.signer_approval_models import NotificationOutbox
-from shared.db.signer_models import Job, SigningProfile
 
 APPROVERS = [{"name": "Ana", "email": "ana@example.com"},
              {"name": "Bruno", "email": "bruno@example.com"}]

@@ -11,8 +11,8 @@ import httpx
 from cryptography.hazmat.primitives import serialization
 
 from activities.signer.crypto.certs import export_pfx, generate_dev_ca, issue_dev_signer
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.profiles import ProfileConfig
-from shared.db.signer_models import SigningProfile
 from tests.support.approvals import APPROVERS
 
 HOLDER_CPF = "12345678909"

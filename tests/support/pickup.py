@@ -14,11 +14,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio.client import Client
 
 from activities.pickup.board import mark_ready, signal_arrival
-from activities.pickup.operator import PickupOperations
-from shared.contracts.pickup import TimerInput
-from shared.db.engine import create_engine, session_factory
-from shared.db.models import utcnow
-from shared.db.pickup_models import (
+from activities.pickup.contracts.board import TimerInput
+from activities.pickup.models import (
     AuthorizedPerson,
     BoardEvent,
     Credential,
@@ -29,6 +26,9 @@ from shared.db.pickup_models import (
     School,
     Student,
 )
+from activities.pickup.operator import PickupOperations
+from shared.db.engine import create_engine, session_factory
+from shared.db.models import utcnow
 from shared.settings import PickupSettings, Settings
 from shared.temporal import TemporalHandle
 

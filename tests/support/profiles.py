@@ -6,8 +6,8 @@ from typing import Any
 
 from sqlmodel import select
 
+from activities.signer.models.jobs import SigningProfile
 from shared.db.engine import create_engine, session_factory
-from shared.db.signer_models import SigningProfile
 from shared.settings import Settings
 
 

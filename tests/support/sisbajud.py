@@ -21,11 +21,7 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError
 from temporalio.worker import Worker
 
-from activities.sisbajud.setup import activities, order_options, tick_input
-from services.simulators.mensageria import create_app as mensageria_app
-from services.simulators.midaz import create_app as midaz_app
-from services.simulators.midaz.testkit import LedgerRef
-from shared.contracts.sisbajud import (
+from activities.sisbajud.contracts.orders import (
     ORDER_WORKFLOW,
     TICK_WORKFLOW,
     NoticeSignal,
@@ -34,8 +30,13 @@ from shared.contracts.sisbajud import (
     TickResult,
     order_workflow_id,
 )
+from activities.sisbajud.models import SisbajudOrder
+from activities.sisbajud.setup import activities, order_options, tick_input
+from services.simulators.mensageria import create_app as mensageria_app
+from services.simulators.midaz import create_app as midaz_app
+from services.simulators.midaz.testkit import LedgerRef
+from services.simulators.oauth import IssuedBearer
 from shared.db.engine import create_engine, session_factory
-from shared.db.sisbajud_models import SisbajudOrder
 from shared.settings import InstitutionSettings, Settings, SisbajudSettings
 from workflows.sisbajud.order import SisbajudOrderWorkflow
 from workflows.sisbajud.tick import SisbajudTickWorkflow, stage_task_queue
@@ -51,9 +52,9 @@ DOCUMENT = "12345678900"
 def sisbajud_settings(settings: Settings, task_queue: str, **overrides: Any) -> Settings:
     """`settings` with an institution on the Midaz simulator and short waits."""
     sis = SisbajudSettings(
-        institutions=[InstitutionSettings(id=INSTITUTION, base_url=MIDAZ, token="midaz-token",
+        institutions=[InstitutionSettings(id=INSTITUTION, base_url=MIDAZ,
                                           organization_id=ORG, ledger_id=LEDGER)],
-        mensageria_url=MENSAGERIA, mensageria_token="m2m-token", task_queue=task_queue,
+        mensageria_url=MENSAGERIA, task_queue=task_queue,
         fetch_retry_initial_seconds=0.1, fetch_retry_max_seconds=0.5,
         write_heartbeat_timeout_seconds=3, parent_poll_seconds=0.5,
         outbox_retry_initial_seconds=0.01, outbox_retry_max_seconds=0.05, **overrides)
@@ -75,11 +76,12 @@ class World:
         self.http = httpx.AsyncClient(timeout=http_timeout, mounts={
             MIDAZ: httpx.ASGITransport(self.midaz_app),
             MENSAGERIA: httpx.ASGITransport(self.mensageria_app)})
+        # The test's own calls carry tokens the simulators issued, as the executor's do.
         self.midaz = httpx.AsyncClient(transport=httpx.ASGITransport(self.midaz_app),
-                                       base_url=MIDAZ, headers={"Authorization": "Bearer t"})
+                                       base_url=MIDAZ, auth=IssuedBearer(self.midaz_app))
         self.mensageria = httpx.AsyncClient(transport=httpx.ASGITransport(self.mensageria_app),
                                             base_url=MENSAGERIA,
-                                            headers={"Authorization": "Bearer t"})
+                                            auth=IssuedBearer(self.mensageria_app))
         self.ledger = LedgerRef(ORG, LEDGER)
         self.engine = create_engine(settings.sqlalchemy_url)
         self.sessions = session_factory(self.engine)

@@ -8,6 +8,7 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
+from services.dev import main as dev_main
 from services.dev.temporal_server import dev_server_args
 from services.dev.temporal_ui_proxy import READ_ONLY_CODE, SETTINGS_PATH, create_app
 from shared.settings import Settings
@@ -93,3 +94,42 @@ async def test_the_ui_door_refuses_every_write(door, method):
     assert response.status_code == 403
     assert response.json()["code"] == READ_ONLY_CODE
     assert seen == []
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.specs: list = []
+
+    async def start(self, spec) -> None:
+        self.specs.append(spec)
+
+
+async def test_the_server_runs_in_a_private_network_with_the_door_on_a_unix_socket(
+        tmp_path, monkeypatch):
+    async def available() -> bool:
+        return True
+
+    monkeypatch.setattr(dev_main, "_private_network_available", available)
+    settings = Settings(data_dir=tmp_path)
+    recorder = _Recorder()
+    await dev_main._start_embedded_temporal(settings, recorder, {}, tmp_path / "ui")
+    server, door = recorder.specs
+    assert server.argv[1:3] == ["-m", "services.dev.temporal_sandbox"]
+    assert _flag(server.argv, "--frontend") == f"127.0.0.1:{settings.ports.temporal}"
+    inner = server.argv[server.argv.index("--") + 1:]
+    assert _flag(inner, "--ui-port") == _flag(server.argv, "--ui-port")
+    assert door.argv[-1] == f"unix:{tmp_path / 'ui' / 'temporal-ui.sock'}"
+
+
+async def test_without_a_private_network_the_ui_port_is_on_loopback_and_a_warning_says_so(
+        tmp_path, monkeypatch, caplog):
+    async def unavailable() -> bool:
+        return False
+
+    monkeypatch.setattr(dev_main, "_private_network_available", unavailable)
+    recorder = _Recorder()
+    await dev_main._start_embedded_temporal(Settings(data_dir=tmp_path), recorder, {}, tmp_path)
+    server, door = recorder.specs
+    assert server.argv[1:3] == ["server", "start-dev"]
+    assert door.argv[-1] == f"http://127.0.0.1:{_flag(server.argv, '--ui-port')}"
+    assert "reachable by every local process" in caplog.text

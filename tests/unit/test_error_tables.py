@@ -12,18 +12,18 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
-from services.grpc_server.refusal import error_status
-from services.webhook_gateway.signature import VerdictCode
-from shared.contracts.pickup import PickupErrorCode
-from shared.contracts.pickup_errors import PICKUP_ERRORS
-from shared.contracts.signer import SignerErrorCode
-from shared.contracts.signer_approvals import ApprovalErrorCode
-from shared.contracts.signer_errors import SIGNER_ERRORS
-from shared.contracts.sisbajud_errors import (
+from activities.pickup.contracts.board import PickupErrorCode
+from activities.pickup.contracts.errors import PICKUP_ERRORS
+from activities.signer.contracts.approvals import ApprovalErrorCode
+from activities.signer.contracts.errors import SIGNER_ERRORS
+from activities.signer.contracts.jobs import SignerErrorCode
+from activities.sisbajud.contracts.errors import (
     SISBAJUD_ERRORS,
     SisbajudApiErrorCode,
     WebhookErrorCode,
 )
+from services.grpc_server.refusal import error_status
+from services.webhook_gateway.signature import VerdictCode
 from shared.errors import COMMON_ERRORS, ErrorCode, ErrorTable, EsteiraError, Refusal
 from shared.problem import refusal
 

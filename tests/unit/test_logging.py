@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from datetime import UTC, datetime
@@ -149,3 +150,37 @@ def test_only_secret_keys_in_settings_count_as_secrets():
     values = secret_values(settings)
     assert {"5566", "7788"} <= set(values)
     assert "inbox" not in values and "folha" not in values
+
+
+def test_json_format_writes_one_object_per_line_with_bound_keys_and_secrets_masked(
+        tmp_path, capfd, restore_logging):
+    settings = Settings(data_dir=tmp_path, api_key='k3y-"AbCd\\Efgh-123',
+                        logging={"format": "json"})
+    configure_logging(settings, process="test")
+    log = logging.getLogger("esteira.test")
+    log.info("Worker started job %s", "9b62",
+             extra=props(JobId="9b62", Format="Pades", Attempt=2, message="not the message"))
+    log.warning("login password=hunter22 with key %s", 'k3y-"AbCd\\Efgh-123',
+                extra=props(ApiKey="plain-value-1", Nested={"token": "t0ken-value", "n": 1}))
+    try:
+        raise RuntimeError('failed\nwith k3y-"AbCd\\Efgh-123')
+    except RuntimeError:
+        log.exception("boom")
+    today = datetime.now(UTC).strftime("%Y%m%d")
+    for text in (capfd.readouterr().err, (tmp_path / "logs" / f"esteira-{today}.log").read_text()):
+        started, warned, failed = [json.loads(line) for line in text.splitlines()]
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}\+00:00", started["time"])
+        assert {k: started[k] for k in ("level", "logger", "message", "Process", "JobId",
+                                        "Format", "Attempt", "props.message")} == {
+            "level": "INFO", "logger": "esteira.test", "message": "Worker started job 9b62",
+            "Process": "test", "JobId": "9b62", "Format": "Pades", "Attempt": 2,
+            "props.message": "not the message"}
+        assert warned["level"] == "WARNING"
+        assert warned["message"] == "login password=*** with key ***"
+        assert warned["ApiKey"] == "***" and warned["Nested"] == {"token": "***", "n": 1}
+        assert failed["level"] == "ERROR" and "RuntimeError" in failed["exception"]
+        assert 'k3y-"AbCd' not in text and "hunter22" not in text and "t0ken" not in text
+
+
+def test_text_format_is_the_default():
+    assert Settings().logging.format == "text"

@@ -7,10 +7,10 @@ import asyncio
 from sqlalchemy import inspect, text
 from sqlmodel import select
 
+from activities.signer.models.pipeline import read_pipeline_state
 from shared.db import migrate
 from shared.db.engine import create_engine, is_sqlite, session_factory
 from shared.db.models import OperationalEvent, PipelineState
-from shared.db.pipeline import read_pipeline_state
 from shared.events import record_event
 
 

@@ -74,7 +74,7 @@ async def test_foreign_output_is_wrapped_and_kept_off_the_console():
     await _until(lambda: any("msg=boom" in line for line, _ in lines), "the child's line")
     await supervisor.stop()
     [line] = [line for line, _ in lines if "msg=boom" in line]
-    assert "[ERR] time=x level=ERROR msg=boom" in line and '{Process: "temporal"}' in line
+    assert "[ERR] time=x level=ERROR msg=boom" in line and 'Process: "temporal"}' in line
     assert all(console is False for _, console in lines)
 
 

@@ -8,17 +8,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from temporalio.api.common.v1 import WorkflowExecution
-from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryRequest
-from temporalio.client import Client, WorkflowHistory
+from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
+from activities.sisbajud.contracts.orders import OrderState, order_workflow_id
 from services.app import create_app
 from services.dev.temporal_server import find_temporal_cli
-from shared.contracts.sisbajud import OrderState, order_workflow_id
-from shared.payload_codec import ENCODING
 from shared.temporal import connect, data_converter
 from tests.api.conftest import API_KEY, make_context
+from tests.support.encryption import assert_sealed, raw_history
 from tests.support.sisbajud import DOCUMENT, World, new_order_id, serve, sisbajud_settings
 from workflows.ops.probe import ProbeWorkflow
 from workflows.pickup import WORKFLOWS as PICKUP_WORKFLOWS
@@ -32,15 +30,6 @@ SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"])
 ACCOUNT = "@acct-77881"
 BRANCH = "7391"
 AMOUNT = "4321.87"
-
-
-async def _raw_history(client: Client, workflow_id: str) -> bytes:
-    """Every event of the workflow's history as Temporal stores it, not decoded."""
-    response = await client.workflow_service.get_workflow_execution_history(
-        GetWorkflowExecutionHistoryRequest(namespace=client.namespace,
-                                           execution=WorkflowExecution(workflow_id=workflow_id)))
-    assert not response.next_page_token, "one page expected for a short order"
-    return response.history.SerializeToString()
 
 
 @SQLITE_ONLY
@@ -59,10 +48,8 @@ async def test_an_order_leaves_no_cpf_account_or_amount_in_clear(settings, task_
             run = await world.execute(client, order_id)
         assert run.last_state == OrderState.RESOLVED  # the worker decoded its own payloads
         workflow_id = order_workflow_id(order_id)
-        raw = await _raw_history(client, workflow_id)
-        assert ENCODING in raw
-        for clear in (DOCUMENT, ACCOUNT, BRANCH, AMOUNT):
-            assert clear.encode() not in raw, f"{clear} in clear in Temporal's history"
+        assert_sealed(await raw_history(client, workflow_id),
+                      (DOCUMENT, ACCOUNT, BRANCH, AMOUNT), "the order")
 
         # What an operator runs, once without the codec server and once with it.
         cli = [find_temporal_cli(), "workflow", "show", "--workflow-id", workflow_id,

@@ -8,8 +8,8 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from shared.contracts.pickup import DayCycleResult, RunDayCycleInput
-    from shared.contracts.pickup_names import DAY_CYCLE_ACTIVITY, DAY_CYCLE_WORKFLOW
+    from activities.pickup.contracts.board import DayCycleResult, RunDayCycleInput
+    from activities.pickup.contracts.names import DAY_CYCLE_ACTIVITY, DAY_CYCLE_WORKFLOW
 
 # The activity pages through each school's students in batches and heartbeats after each.
 DAY_CYCLE_TIMEOUT = timedelta(minutes=30)

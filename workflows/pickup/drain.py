@@ -8,13 +8,13 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from shared.contracts.pickup import (
+    from activities.pickup.contracts.board import (
         KICK_SIGNAL,
         DrainBatchInput,
         DrainInput,
         DrainResult,
     )
-    from shared.contracts.pickup_names import DRAIN_WORKFLOW, drain_activity
+    from activities.pickup.contracts.names import DRAIN_WORKFLOW, drain_activity
 
 ROUND_TIMEOUT = timedelta(minutes=5)
 # Bounds history: after this many rounds the drain continues as new.

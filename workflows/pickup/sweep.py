@@ -8,8 +8,8 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from shared.contracts.pickup import RunSweepInput, SweepResult
-    from shared.contracts.pickup_names import SWEEP_WORKFLOW, sweep_activity
+    from activities.pickup.contracts.board import RunSweepInput, SweepResult
+    from activities.pickup.contracts.names import SWEEP_WORKFLOW, sweep_activity
 
 # Sweeps page through the store in batches and heartbeat after each one.
 SWEEP_TIMEOUT = timedelta(minutes=30)

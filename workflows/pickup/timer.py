@@ -8,8 +8,8 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from shared.contracts.pickup import TimerInput, TimerResult
-    from shared.contracts.pickup_names import ENTITY_TIMER_WORKFLOW, FIRE_TIMER_ACTIVITY
+    from activities.pickup.contracts.board import TimerInput, TimerResult
+    from activities.pickup.contracts.names import ENTITY_TIMER_WORKFLOW, FIRE_TIMER_ACTIVITY
 
 # One short CAS transaction, run as a local activity: no activity task round trip through the
 # server, which halves the work per fired timer when a dismissal peak fires thousands at once.

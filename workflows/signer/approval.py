@@ -13,13 +13,13 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from shared.contracts.signer import JobResult, JobStatus
-    from shared.contracts.signer_approvals import (
+    from activities.signer.contracts.approvals import (
         ApprovalJobInput,
         ApprovalStepResult,
         ApprovalTally,
     )
-    from shared.contracts.signer_names import (
+    from activities.signer.contracts.jobs import JobResult, JobStatus
+    from activities.signer.contracts.names import (
         APPROVAL_CLEANUP_ACTIVITY,
         APPROVAL_EXPIRE_ACTIVITY,
         APPROVAL_NOTIFY_ACTIVITY,

@@ -10,13 +10,13 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from shared.contracts.search_attributes import JOB_STATUS, PROFILE
-    from shared.contracts.signer import JobResult, JobStatus, ProcessJobInput, RunJobInput
-    from shared.contracts.signer_names import (
+    from activities.signer.contracts.jobs import JobResult, JobStatus, ProcessJobInput, RunJobInput
+    from activities.signer.contracts.names import (
         APPROVAL_DECIDED_SIGNAL,
         JOB_WORKFLOW,
         PROCESS_JOB_ACTIVITY,
     )
+    from shared.contracts.search_attributes import JOB_STATUS, PROFILE
 
 from workflows.signer.approval import ApprovalWait, clean_up_canceled
 from workflows.signer.remote import await_signer

@@ -11,8 +11,8 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from shared.contracts.signer import JobResult, JobStatus
-    from shared.contracts.signer_lacuna import (
+    from activities.signer.contracts.jobs import JobResult, JobStatus
+    from activities.signer.contracts.lacuna import (
         CancelRemoteInput,
         CheckRemoteInput,
         FinishRemoteInput,
@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
         RemoteStatus,
         SignerWebhook,
     )
-    from shared.contracts.signer_names import (
+    from activities.signer.contracts.names import (
         LACUNA_CANCEL_REMOTE_ACTIVITY,
         LACUNA_CHECK_ACTIVITY,
         LACUNA_FINISH_ACTIVITY,

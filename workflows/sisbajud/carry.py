@@ -7,8 +7,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from shared.contracts.sisbajud import NoticeSignal, Order, OrderState
-from shared.contracts.sisbajud_ledger import Plan, WriteKind, WriteOutcome
+from activities.sisbajud.contracts.ledger import Plan, WriteKind, WriteOutcome
+from activities.sisbajud.contracts.orders import NoticeSignal, Order, OrderState
 
 # Marks runs that may continue as new: a run replaying a history from before it never does.
 CONTINUE_AS_NEW_PATCH = "sisbajud-continue-as-new"

@@ -9,13 +9,25 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 from workflows.sisbajud.progress import states_on
+from workflows.sisbajud.refusals import (
+    READ_REFUSED_PATCH,
+    ReadFailure,
+    read_failure,
+    refused_detail,
+)
 from workflows.sisbajud.settle import settle
 from workflows.sisbajud.state import OrderRun
 from workflows.sisbajud.waits import roll, roll_due, sleep_until
 
 with workflow.unsafe.imports_passed_through():
-    from activities.sisbajud.reconcile import ReconcileActivities
-    from shared.contracts.sisbajud import (
+    from activities.sisbajud.contracts.ledger import (
+        Plan,
+        ReconcileResult,
+        ReconcileWriteInput,
+        WriteKind,
+        WriteOutcome,
+    )
+    from activities.sisbajud.contracts.orders import (
         AlarmCode,
         Effect,
         ExecutionState,
@@ -29,13 +41,7 @@ with workflow.unsafe.imports_passed_through():
         result_idempotency_key,
         write_idempotency_key,
     )
-    from shared.contracts.sisbajud_ledger import (
-        Plan,
-        ReconcileResult,
-        ReconcileWriteInput,
-        WriteKind,
-        WriteOutcome,
-    )
+    from activities.sisbajud.reconcile import ReconcileActivities
     from workflows.sisbajud.carry import Wait, WaitKind
 
 # A re-read that fails is tried again at the next beat; the beat goes out regardless.
@@ -121,7 +127,9 @@ async def monitor(run: OrderRun, order: Order, plan: Plan, outcome: WriteOutcome
         if run.newer_pending(order):
             run.open_decision = None
             return None
-        seen = await _reconcile(run, order, plan, key, sent_at)
+        read = await _reconcile(run, order, plan, key, sent_at)
+        refused = read if isinstance(read, ReadFailure) and read.refused else None
+        seen = read if isinstance(read, ReconcileResult) else None
         if order.revision in run.resolutions:
             # The person's resolution was accepted during the re-read: it is the answer.
             return human_final(run, order)
@@ -144,20 +152,28 @@ async def monitor(run: OrderRun, order: Order, plan: Plan, outcome: WriteOutcome
         if state == OrderState.HUMAN_DECISION:
             continue
         margin_hit = decide_at is not None and now >= decide_at
-        if unchanged >= opts.human_decision_after_beats or margin_hit:
+        # A refused re-read won't change at the next beat: the people decide now (the
+        # seed's re-read before each beat goes on, never retried in between).
+        refused_now = refused is not None and workflow.patched(READ_REFUSED_PATCH)
+        if unchanged >= opts.human_decision_after_beats or margin_hit or refused_now:
             state = OrderState.HUMAN_DECISION
             run.open_decision = order.revision
-            why = ("the order's deadline minus the response margin arrived" if margin_hit
-                   else f"{unchanged} heartbeats without a change in the ledger")
+            if refused is not None and refused_now:
+                why = f"the re-read was refused: {refused_detail(run, order, refused)}"
+            elif margin_hit:
+                why = "the order's deadline minus the response margin arrived"
+            else:
+                why = f"{unchanged} heartbeats without a change in the ledger"
             await settle(run, SettleInput(
                 order_id=order.order_id, revision=order.revision, state=state,
                 effect=Effect.INDETERMINATE, human_reason=HumanReason.WRITE_INDETERMINATE,
                 human_disposition=HumanDisposition.HELD_MONEY_MOVED,
+                alarm=AlarmCode.LEDGER_READ_FAILED if refused_now else None,
                 detail=f"write {key} without proof: {why}"))
 
 
 async def _reconcile(run: OrderRun, order: Order, plan: Plan, key: str, since: datetime
-                     ) -> ReconcileResult | None:
+                     ) -> ReconcileResult | ReadFailure:
     try:
         return await workflow.execute_activity_method(
             ReconcileActivities.reconcile_write,
@@ -170,7 +186,7 @@ async def _reconcile(run: OrderRun, order: Order, plan: Plan, key: str, since: d
             retry_policy=RECONCILE_RETRY)
     except ActivityError as exc:
         workflow.logger.warning("Re-reading %s failed: %s", key, exc.cause)
-        return None
+        return read_failure(exc)
 
 
 async def await_deferred(run: OrderRun, order: Order, decide_at: datetime | None) -> bool:

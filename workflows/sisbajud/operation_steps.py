@@ -12,14 +12,24 @@ from temporalio.exceptions import ActivityError
 
 from workflows.sisbajud.monitor import FINAL_RESULT_SEQ, await_deferred, monitor
 from workflows.sisbajud.progress import send_progress
+from workflows.sisbajud.refusals import ReadFailure, read_failed, read_failure
 from workflows.sisbajud.settle import settle
 from workflows.sisbajud.state import OrderRun
 from workflows.sisbajud.waits import roll
 
 with workflow.unsafe.imports_passed_through():
-    from activities.sisbajud.plans import PlanActivities
-    from activities.sisbajud.writes import WriteActivities
-    from shared.contracts.sisbajud import (
+    from activities.sisbajud.contracts.ledger import (
+        EnsureBlockAccountInput,
+        Plan,
+        PlanInput,
+        PlanKind,
+        ReconcileResult,
+        WriteInput,
+        WriteKind,
+        WriteOutcome,
+        WriteOutcomeKind,
+    )
+    from activities.sisbajud.contracts.orders import (
         AlarmCode,
         Effect,
         ExecutionState,
@@ -33,17 +43,8 @@ with workflow.unsafe.imports_passed_through():
         result_idempotency_key,
         write_idempotency_key,
     )
-    from shared.contracts.sisbajud_ledger import (
-        EnsureBlockAccountInput,
-        Plan,
-        PlanInput,
-        PlanKind,
-        ReconcileResult,
-        WriteInput,
-        WriteKind,
-        WriteOutcome,
-        WriteOutcomeKind,
-    )
+    from activities.sisbajud.plans import PlanActivities
+    from activities.sisbajud.writes import WriteActivities
     from workflows.sisbajud.carry import Wait, WaitKind
 
 # Reads of the CRM and the ledger: retried while Midaz is unavailable, not when it refuses.
@@ -60,35 +61,35 @@ WRITE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1),
 REPLANS = 3
 
 
-async def _plan(run: OrderRun, method: Any, order: Order) -> Plan | None:
+async def _plan(run: OrderRun, method: Any, order: Order) -> Plan | ReadFailure:
     try:
         return await workflow.execute_activity_method(
             method, PlanInput(order=order), start_to_close_timeout=PLAN_TIMEOUT,
             heartbeat_timeout=run.beat_timeout(), retry_policy=PLAN_RETRY)
     except ActivityError as exc:
         workflow.logger.warning("Planning %s failed: %s", order.order_id, exc.cause)
-        return None
+        return read_failure(exc)
 
 
 async def block(run: OrderRun, order: Order, resume: Wait | None = None
                 ) -> SettleInput | None:
     """BLOQUEIO; `resume`: a deferred write a previous run handed over."""
     outcome: WriteOutcome | None = None
-    plan: Plan | None
     for attempt in range(resume.attempt if resume else 0, REPLANS):
+        write: Wait | None
         if resume is not None and resume.plan is not None:
             plan, write = resume.plan, resume
             resume = None
         else:
-            plan, write = await _plan(run, PlanActivities.plan_block, order), None
-            if plan is None:
-                return _read_failed(order)
+            planned, write = await _plan(run, PlanActivities.plan_block, order), None
+            if isinstance(planned, ReadFailure):
+                return read_failed(run, order, planned)
+            plan = planned
             if plan.kind == PlanKind.RESOLVE:
                 return _resolved(order, plan, Decimal(0))
-            if not await _ensure_block_account(run, order, plan):
-                return _parked(order, AlarmCode.LEDGER_WRITE_REJECTED,
-                               f"block account {plan.block_alias} could not be found or "
-                               "made")
+            failed = await _ensure_block_account(run, order, plan)
+            if failed is not None:
+                return failed
         outcome = await _write(run, order, plan, WriteKind.BLOCK, attempt, write)
         if outcome is None or outcome.kind != WriteOutcomeKind.REJECTED:
             return await conclude(run, order, plan, WriteKind.BLOCK, outcome, attempt)
@@ -110,12 +111,14 @@ async def unblock(run: OrderRun, order: Order, resume: Wait | None = None
     outcome: WriteOutcome | None = None
     for attempt in range(resume.attempt if resume else 0, REPLANS):
         write = resume if resume is not None and resume.kind == WaitKind.DEFERRED else None
+        plan: Plan | ReadFailure | None
         if resume is not None:
             plan = resume.plan
             resume = None
         else:
             plan = await _plan(run, PlanActivities.plan_release, order)
-        while write is None and plan is not None and plan.kind == PlanKind.WAIT_PARENT:
+        while (write is None and isinstance(plan, Plan)
+               and plan.kind == PlanKind.WAIT_PARENT):
             left = (waits_until - workflow.now()).total_seconds()
             if left <= 0:
                 return _human(order, HumanReason.PARENT_UNKNOWN_AT_DEADLINE, plan.detail)
@@ -130,8 +133,10 @@ async def unblock(run: OrderRun, order: Order, resume: Wait | None = None
                                  attempt=attempt, waits_until=waits_until))
             await workflow.sleep(min(run.options.parent_poll_seconds, left))
             plan = await _plan(run, PlanActivities.plan_release, order)
+        if isinstance(plan, ReadFailure):
+            return read_failed(run, order, plan)
         if plan is None:
-            return _read_failed(order)
+            return read_failed(run, order, ReadFailure("no plan was carried over"))
         if plan.kind == PlanKind.HUMAN:
             return _human(order, plan.human_reason, plan.detail)
         if plan.kind == PlanKind.RESOLVE:
@@ -169,14 +174,17 @@ async def conclude(run: OrderRun, order: Order, plan: Plan, kind: WriteKind,
 async def info(run: OrderRun, order: Order) -> SettleInput:
     """An information request: read, then answer (or ask a person)."""
     plan = await _plan(run, PlanActivities.plan_info, order)
-    if plan is None:
-        return _read_failed(order)
+    if isinstance(plan, ReadFailure):
+        return read_failed(run, order, plan)
     if plan.kind == PlanKind.HUMAN:
         return _human(order, plan.human_reason, plan.detail)
     return _resolved(order, plan, None)
 
 
-async def _ensure_block_account(run: OrderRun, order: Order, plan: Plan) -> bool:
+async def _ensure_block_account(run: OrderRun, order: Order, plan: Plan
+                                ) -> SettleInput | None:
+    """None once the block account exists; else where the order ends (a refused read of it:
+    an alarm and a person; a refused create: parked)."""
     try:
         await workflow.execute_activity_method(
             WriteActivities.ensure_block_account,
@@ -186,8 +194,12 @@ async def _ensure_block_account(run: OrderRun, order: Order, plan: Plan) -> bool
             retry_policy=ACCOUNT_RETRY)
     except ActivityError as exc:
         workflow.logger.warning("Block account for %s failed: %s", order.order_id, exc.cause)
-        return False
-    return True
+        failure = read_failure(exc)
+        if failure.refused:
+            return read_failed(run, order, failure)
+        return _parked(order, AlarmCode.LEDGER_WRITE_REJECTED,
+                       f"block account {plan.block_alias} could not be found or made")
+    return None
 
 
 async def _write(run: OrderRun, order: Order, plan: Plan, kind: WriteKind, attempt: int = 0,
@@ -285,10 +297,6 @@ def _human(order: Order, reason: HumanReason | None, detail: str) -> SettleInput
 def _parked(order: Order, alarm: AlarmCode, detail: str) -> SettleInput:
     return SettleInput(order_id=order.order_id, revision=order.revision,
                        state=OrderState.PARKED, alarm=alarm, detail=detail)
-
-
-def _read_failed(order: Order) -> SettleInput:
-    return _parked(order, AlarmCode.LEDGER_READ_FAILED, "Midaz refused a read the plan needs")
 
 
 def _unsettled(order: Order, outcome: WriteOutcome | None) -> SettleInput:

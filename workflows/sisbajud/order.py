@@ -6,18 +6,26 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError
 
 from workflows.sisbajud.monitor import await_human
 from workflows.sisbajud.operation_steps import block, conclude, info, unblock
 from workflows.sisbajud.progress import accepted_in_claim, send_progress
+from workflows.sisbajud.resolution import RESOLUTION_LEGS_PATCH, says_moved, with_moved_legs
 from workflows.sisbajud.settle import STORE_RETRY, STORE_TIMEOUT, bare, settle
 from workflows.sisbajud.state import OrderRun
 from workflows.visibility import publish
 
 with workflow.unsafe.imports_passed_through():
-    from activities.sisbajud.orders import OrderActivities
-    from shared.contracts.search_attributes import EXECUTION_STATE, INSTITUTION_ID, ORDER_ID
-    from shared.contracts.sisbajud import (
+    from activities.sisbajud.contracts.errors import SisbajudApiErrorCode
+    from activities.sisbajud.contracts.ledger import WriteOutcome, WriteOutcomeKind
+    from activities.sisbajud.contracts.names import (
+        NOTICE_SIGNAL,
+        ORDER_WORKFLOW,
+        RESOLVE_UPDATE,
+        STATE_QUERY,
+    )
+    from activities.sisbajud.contracts.orders import (
         AlarmCode,
         BeginRevisionInput,
         CheckOwnershipInput,
@@ -37,13 +45,8 @@ with workflow.unsafe.imports_passed_through():
         RunOrderInput,
         SettleInput,
     )
-    from shared.contracts.sisbajud_ledger import WriteOutcome, WriteOutcomeKind
-    from shared.contracts.sisbajud_names import (
-        NOTICE_SIGNAL,
-        ORDER_WORKFLOW,
-        RESOLVE_UPDATE,
-        STATE_QUERY,
-    )
+    from activities.sisbajud.orders import OrderActivities
+    from shared.contracts.search_attributes import EXECUTION_STATE, INSTITUTION_ID, ORDER_ID
     from workflows.sisbajud.carry import Carry, Wait, WaitKind
 
 FETCH_TIMEOUT = timedelta(seconds=30)
@@ -91,15 +94,30 @@ class SisbajudOrderWorkflow:
 
     @workflow.update(name=RESOLVE_UPDATE)
     async def resolve(self, request: ResolveDecisionInput) -> ResolveDecisionResult:
-        """A person's resolution of the open decision: the final result goes out once."""
-        self._run.resolutions[request.revision] = request
-        await workflow.wait_condition(lambda: request.revision in self._run.resolved)
-        return self._run.resolved[request.revision]
+        """A person's resolution of the open decision: the final result goes out once. Held
+        money said moved is first read from the ledger's transaction (refused when Midaz
+        can't show it: the decision stays open)."""
+        run = self._run
+        if says_moved(request) and workflow.patched(RESOLUTION_LEGS_PATCH):
+            run.resolving.add(request.revision)
+            try:
+                request = await with_moved_legs(run, request)
+            finally:
+                run.resolving.discard(request.revision)
+            if run.open_decision != request.revision:
+                raise ApplicationError(f"revision {request.revision} of {run.order_id} no "
+                                       "longer waits for a person",
+                                       type=SisbajudApiErrorCode.DECISION_NOT_OPEN,
+                                       non_retryable=True)
+        run.resolutions[request.revision] = request
+        await workflow.wait_condition(lambda: request.revision in run.resolved)
+        return run.resolved[request.revision]
 
     @resolve.validator
     def _validate_resolve(self, request: ResolveDecisionInput) -> None:
         run = self._run
-        if run.open_decision != request.revision or request.revision in run.resolutions:
+        if (run.open_decision != request.revision or request.revision in run.resolutions
+                or request.revision in run.resolving):
             raise ValueError(f"revision {request.revision} of {run.order_id} has no open "
                              "human decision")
         if request.effect == Effect.INDETERMINATE:

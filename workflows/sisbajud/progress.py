@@ -8,8 +8,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from activities.sisbajud.orders import OrderActivities
-    from shared.contracts.sisbajud import (
+    from activities.sisbajud.contracts.orders import (
         Effect,
         ExecutionState,
         Order,
@@ -18,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
         ResultPayload,
         progress_idempotency_key,
     )
+    from activities.sisbajud.orders import OrderActivities
     from workflows.sisbajud.carry import ACCEPTED_IN_CLAIM_PATCH, STATES_PATCH
 
 # A local activity like the other store steps: the store is ours, keep trying until it answers.

@@ -11,14 +11,14 @@ from workflows.sisbajud.state import OrderRun
 from workflows.visibility import publish
 
 with workflow.unsafe.imports_passed_through():
-    from activities.sisbajud.orders import OrderActivities
-    from shared.contracts.search_attributes import EXECUTION_STATE, ORDER_ID
-    from shared.contracts.sisbajud import (
+    from activities.sisbajud.contracts.orders import (
         AlarmCode,
         OrderState,
         ResolveDecisionResult,
         SettleInput,
     )
+    from activities.sisbajud.orders import OrderActivities
+    from shared.contracts.search_attributes import EXECUTION_STATE, ORDER_ID
 
 # Store steps run as local activities: short, idempotent, no task round trip through the
 # server (the order's truth is this workflow; the rows are its read model).

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from shared.contracts.sisbajud import (
+    from activities.sisbajud.contracts.orders import (
         NoticeSignal,
         Order,
         OrderOptions,
@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
         ResolveDecisionInput,
         ResolveDecisionResult,
         RunOrderInput,
+        decision_deadline,
     )
     from workflows.sisbajud.carry import Carry, Wait, WaitKind
 
@@ -34,6 +35,8 @@ class OrderRun:
     open_decision: int | None = None
     resolutions: dict[int, ResolveDecisionInput] = field(default_factory=dict)
     resolved: dict[int, ResolveDecisionResult] = field(default_factory=dict)
+    # Revisions whose resolution is being checked against the ledger (a second one waits).
+    resolving: set[int] = field(default_factory=set)
     nudged: bool = False
     # History length when this run started, and whether its history predates continue-as-new.
     run_start_events: int = 0
@@ -71,6 +74,4 @@ class OrderRun:
 
     def decide_at(self, order: Order) -> datetime | None:
         """When an order still without an answer goes to a person: deadline minus margin."""
-        if order.deadline is None:
-            return None
-        return order.deadline - timedelta(seconds=self.options.deadline_margin_seconds)
+        return decision_deadline(order.deadline, self.options.deadline_margin_seconds)

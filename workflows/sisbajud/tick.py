@@ -10,14 +10,14 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.sisbajud.tick import TickActivities
-    from shared.contracts.sisbajud import (
+    from activities.sisbajud.contracts.names import TICK_WORKFLOW, stage_task_queue
+    from activities.sisbajud.contracts.orders import (
         StageName,
         StageResult,
         TickInput,
         TickResult,
     )
-    from shared.contracts.sisbajud_names import TICK_WORKFLOW, stage_task_queue
+    from activities.sisbajud.tick import TickActivities
 
 STAGE_TIMEOUT = timedelta(minutes=2)
 # The stages beat: a worker lost mid-stage is seen in seconds, not at the 2-minute timeout.

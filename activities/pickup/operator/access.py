@@ -9,15 +9,15 @@ from sqlmodel import delete, select
 
 from activities.pickup import access
 from activities.pickup import board as machine
+from activities.pickup.contracts.board import Kind, PickupErrorCode
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.guardian_access import sync_guardian
 from activities.pickup.kick import Kicker
+from activities.pickup.models import AccessToken, Guardian, GuardianLink, Student
 from activities.pickup.operator.listing import id_page
 from activities.pickup.records import audit, valid_link
-from shared.contracts.pickup import Kind, PickupErrorCode
 from shared.db.engine import Sessions
 from shared.db.models import utcnow
-from shared.db.pickup_models import AccessToken, Guardian, GuardianLink, Student
 from shared.paging import Page
 from shared.settings import PickupSettings
 

@@ -7,10 +7,10 @@ from datetime import date
 from sqlmodel import and_, select
 
 from activities.pickup.errors import not_found
+from activities.pickup.models import AuditEntry, School, Student
 from activities.pickup.operator.listing import id_page
 from activities.pickup.school_day import day_bounds
 from shared.db.engine import Sessions
-from shared.db.pickup_models import AuditEntry, School, Student
 from shared.errors import ErrorCode, EsteiraError
 from shared.paging import Page
 

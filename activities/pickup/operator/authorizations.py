@@ -14,12 +14,7 @@ from typing import Any
 from sqlmodel import delete, update
 
 from activities.pickup import authorizations
-from activities.pickup.credentials import attach, drop_credentials
-from activities.pickup.errors import not_found, pickup_error
-from activities.pickup.kick import Kicker
-from activities.pickup.record_rules import check_person_window
-from activities.pickup.records import audit
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     AuthorizationStatus,
     Kind,
     PickupErrorCode,
@@ -28,9 +23,14 @@ from shared.contracts.pickup import (
     TimerInput,
     TimerKind,
 )
+from activities.pickup.credentials import attach, drop_credentials
+from activities.pickup.errors import not_found, pickup_error
+from activities.pickup.kick import Kicker
+from activities.pickup.models import AuthorizedPerson, EarlyRelease, Student
+from activities.pickup.record_rules import check_person_window
+from activities.pickup.records import audit
 from shared.db.engine import Sessions
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import AuthorizedPerson, EarlyRelease, Student
 
 A = AuthorizedPerson
 # An approved person is on the turnstile: its badge carries the data, so it is revoked

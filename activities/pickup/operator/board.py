@@ -9,9 +9,9 @@ from sqlmodel import select
 from activities.pickup import board as machine
 from activities.pickup.errors import not_found
 from activities.pickup.kick import Kicker
+from activities.pickup.models import School, Student
 from shared.db.engine import Sessions
 from shared.db.models import utcnow
-from shared.db.pickup_models import School, Student
 from shared.errors import ErrorCode, EsteiraError
 
 

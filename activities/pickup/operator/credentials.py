@@ -12,22 +12,22 @@ from uuid import uuid4
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from activities.pickup.credentials import attach, put_credential
-from activities.pickup.errors import not_found
-from activities.pickup.exit_grant import swap_exit
-from activities.pickup.guardian_access import lock_guardian, sync_guardian
-from activities.pickup.kick import Kicker
-from activities.pickup.records import audit, enqueue_ledger, person_registration
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     AuthorizationStatus,
     LedgerCommand,
     PickupState,
     SubjectKind,
     SyncStatus,
 )
+from activities.pickup.credentials import attach, put_credential
+from activities.pickup.errors import not_found
+from activities.pickup.exit_grant import swap_exit
+from activities.pickup.guardian_access import lock_guardian, sync_guardian
+from activities.pickup.kick import Kicker
+from activities.pickup.models import AuthorizedPerson, Credential, Student
+from activities.pickup.records import audit, enqueue_ledger, person_registration
 from shared.db.engine import Sessions
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import AuthorizedPerson, Credential, Student
 
 
 class PickupCredentials:

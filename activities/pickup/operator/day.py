@@ -8,15 +8,15 @@ from datetime import date
 from sqlalchemy import or_
 from sqlmodel import update
 
+from activities.pickup.contracts.board import DAY_START_REASON
 from activities.pickup.day_cycle import DayBatch, start_day
 from activities.pickup.errors import not_found
 from activities.pickup.kick import Kicker
+from activities.pickup.models import School
 from activities.pickup.records import audit
 from activities.pickup.school_day import school_day_of
-from shared.contracts.pickup import DAY_START_REASON
 from shared.db.engine import Sessions
 from shared.db.models import utcnow
-from shared.db.pickup_models import School
 
 
 @dataclass(frozen=True)

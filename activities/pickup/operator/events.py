@@ -9,10 +9,10 @@ from sqlalchemy import func, or_
 from sqlmodel import and_, select
 
 from activities.pickup import access
+from activities.pickup.models import BoardEvent, GuardianLink
 from activities.pickup.records import valid_link
 from shared.db.engine import Sessions
 from shared.db.models import utcnow
-from shared.db.pickup_models import BoardEvent, GuardianLink
 
 # Which events a feed shows, evaluated again on each read (a guardian's students change).
 Filter = Callable[[], Awaitable[object]]

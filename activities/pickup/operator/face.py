@@ -12,12 +12,14 @@ from activities.pickup.operator.board import PickupBoard
 from activities.pickup.operator.credentials import PickupCredentials
 from activities.pickup.operator.day import SchoolDay
 from activities.pickup.operator.events import BoardFeeds
+from activities.pickup.operator.guardian_page import GuardianPage
 from activities.pickup.operator.ledger import OutboundLedger
 from activities.pickup.operator.listing import RecordListing
 from activities.pickup.operator.monitor import TurnstileMonitor
 from activities.pickup.operator.notifications import NotificationOutbox
 from activities.pickup.operator.queues import OutboundQueues
 from activities.pickup.operator.records import PickupRecords
+from activities.pickup.operator.reports import DismissalReports
 from activities.pickup.operator.roster import RosterImport
 from activities.pickup.operator.schools import PickupSchools
 from activities.pickup.operator.scope import SchoolScope
@@ -59,3 +61,5 @@ class PickupOperations:
         self.ledger = OutboundLedger(sessions, kick)
         self.queues = OutboundQueues(sessions)
         self.feeds = BoardFeeds(sessions)
+        self.guardian_page = GuardianPage(sessions, settings)
+        self.reports = DismissalReports(sessions)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from sqlmodel import select, update
 
 from activities.pickup.backlog import queue_backlog
+from activities.pickup.contracts.board import LedgerStatus, PickupErrorCode
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.kick import Kicker
+from activities.pickup.models import LedgerEntry
 from activities.pickup.operator.queues import Backlog, OutboxPage, backlog_at, outbox_page
 from activities.pickup.records import audit
-from shared.contracts.pickup import LedgerStatus, PickupErrorCode
 from shared.db.engine import Sessions
 from shared.db.models import utcnow
-from shared.db.pickup_models import LedgerEntry
 
 
 class OutboundLedger:

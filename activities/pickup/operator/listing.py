@@ -7,9 +7,9 @@ from typing import Any, TypeVar
 
 from sqlmodel import SQLModel, select
 
+from activities.pickup.models import AuthorizedPerson, Guardian, GuardianLink, Student
 from activities.pickup.operator.scope import guardian_in_school
 from shared.db.engine import Sessions
-from shared.db.pickup_models import AuthorizedPerson, Guardian, GuardianLink, Student
 from shared.paging import Page, after, bounded, page_of
 
 Row = TypeVar("Row", bound=SQLModel)

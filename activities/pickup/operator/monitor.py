@@ -7,14 +7,14 @@ from typing import Any
 import httpx
 
 from activities.pickup import monitor, monitor_tokens
+from activities.pickup.contracts.board import PickupErrorCode
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.kick import Kicker
+from activities.pickup.models import School
 from activities.pickup.turnstile_client import TurnstileError
 from activities.pickup.wiring import dev_turnstile_url, turnstile_clients
-from shared.contracts.pickup import PickupErrorCode
 from shared.db.engine import Sessions
 from shared.db.models import utcnow
-from shared.db.pickup_models import School
 from shared.settings import Settings
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from sqlmodel import select, update
 
+from activities.pickup.contracts.board import NotificationStatus, PickupErrorCode
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.kick import Kicker
+from activities.pickup.models import Notification, Student
 from activities.pickup.operator.queues import OutboxPage, outbox_page
 from activities.pickup.records import audit
-from shared.contracts.pickup import NotificationStatus, PickupErrorCode
 from shared.db.engine import Sessions
 from shared.db.models import utcnow
-from shared.db.pickup_models import Notification, Student
 
 N = Notification
 

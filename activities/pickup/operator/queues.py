@@ -10,10 +10,10 @@ from sqlmodel import SQLModel, select
 
 from activities.pickup import metrics
 from activities.pickup.backlog import queue_backlog
+from activities.pickup.models import LedgerEntry, Notification, QueueSnapshot
 from activities.pickup.queue_chart import Point, queue_svg
 from shared.db.engine import Sessions
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import LedgerEntry, Notification, QueueSnapshot
 from shared.paging import Page, after, bounded, page_of
 
 Row = TypeVar("Row", bound=SQLModel)

@@ -12,22 +12,13 @@ from typing import Any
 from sqlmodel import delete, func, select, update
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.contracts.board import PickupErrorCode, PickupState, SubjectKind
 from activities.pickup.credentials import attach, drop_credentials
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.guardian_access import sync_guardian, sync_guardian_everywhere
+from activities.pickup.guardian_sign_in import forget_links
 from activities.pickup.kick import Kicker
-from activities.pickup.record_rules import (
-    check_link_window,
-    cpf_free,
-    registration_free,
-    revise,
-    valid_cpf,
-)
-from activities.pickup.records import audit, broadcast_roster
-from shared.contracts.pickup import PickupErrorCode, PickupState, SubjectKind
-from shared.db.engine import Sessions
-from shared.db.models import utcnow
-from shared.db.pickup_models import (
+from activities.pickup.models import (
     AccessToken,
     Arrival,
     AuthorizedPerson,
@@ -37,6 +28,16 @@ from shared.db.pickup_models import (
     School,
     Student,
 )
+from activities.pickup.record_rules import (
+    check_link_window,
+    cpf_free,
+    registration_free,
+    revise,
+    valid_cpf,
+)
+from activities.pickup.records import audit, broadcast_roster
+from shared.db.engine import Sessions
+from shared.db.models import utcnow
 
 
 async def _count(session: AsyncSession, column: Any, value: int) -> int:
@@ -167,8 +168,9 @@ class PickupRecords:
                   from_state=student.state, name=student.name)
 
     async def delete_guardian(self, *, guardian_id: int, actor: str) -> None:
-        """Delete a guardian with no links left; its app tokens go with it, and whatever the
-        turnstiles still hold of its credentials is revoked."""
+        """Delete a guardian with no links left; its tokens (page sessions too) and sign-in
+        links go with it, and whatever the turnstiles still hold of its credentials is
+        revoked."""
         async with self._sessions() as session, session.begin():
             guardian = await session.get(Guardian, guardian_id)
             if guardian is None:
@@ -178,6 +180,7 @@ class PickupRecords:
                                                            "links; delete them first.")
             await session.exec(delete(AccessToken).where(
                 AccessToken.guardian_id == guardian_id))
+            await forget_links(session, guardian_id)
             await session.exec(update(Arrival).where(Arrival.guardian_id == guardian_id)
                                .values(guardian_id=None))
             # Revoke before the rows go: the revocation names the values the credential held.

@@ -10,12 +10,12 @@ from typing import Any
 
 from activities.pickup.errors import not_found
 from activities.pickup.kick import Kicker
+from activities.pickup.models import School
 from activities.pickup.roster_csv import parse_roster
 from activities.pickup.roster_plan import plan_roster
 from activities.pickup.roster_write import write_batch
 from shared.db.engine import Sessions
 from shared.db.models import utcnow
-from shared.db.pickup_models import School
 from shared.settings import PickupSettings
 
 # Between two batches the write lock is left free this long: a writer waiting on SQLite's

@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlmodel import select
 
 from activities.pickup.errors import not_found
+from activities.pickup.models import School
 from shared.db.engine import Sessions
-from shared.db.pickup_models import School
 from shared.settings import PickupSettings
 
 

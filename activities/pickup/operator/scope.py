@@ -12,10 +12,9 @@ from typing import Any
 from sqlmodel import or_, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.pickup.contracts.board import PickupErrorCode
 from activities.pickup.errors import not_found, pickup_error
-from shared.contracts.pickup import PickupErrorCode
-from shared.db.engine import Sessions
-from shared.db.pickup_models import (
+from activities.pickup.models import (
     AccessToken,
     AuthorizedPerson,
     EarlyRelease,
@@ -24,6 +23,7 @@ from shared.db.pickup_models import (
     LedgerEntry,
     Student,
 )
+from shared.db.engine import Sessions
 
 # Path parameter -> (what it names, how to find that row's school).
 _OWNERS = {

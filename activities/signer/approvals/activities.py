@@ -10,17 +10,15 @@ from temporalio.exceptions import ApplicationError
 from activities.signer.approvals.mail import OutboxDrain
 from activities.signer.approvals.store import ApprovalStore
 from activities.signer.approvals.veto import veto
-from activities.signer.repository import JobRepository
-from activities.signer.storage import StorageTree
-from shared.contracts.signer import JobResult, JobStatus
-from shared.contracts.signer_approvals import (
+from activities.signer.contracts.approvals import (
     ApprovalErrorCode,
     ApprovalJobInput,
     ApprovalState,
     ApprovalStepResult,
     ApprovalTally,
 )
-from shared.contracts.signer_names import (
+from activities.signer.contracts.jobs import JobResult, JobStatus
+from activities.signer.contracts.names import (
     APPROVAL_CLEANUP_ACTIVITY,
     APPROVAL_EXPIRE_ACTIVITY,
     APPROVAL_NOTIFY_ACTIVITY,
@@ -28,6 +26,8 @@ from shared.contracts.signer_names import (
     APPROVAL_RELEASE_ACTIVITY,
     APPROVAL_TALLY_ACTIVITY,
 )
+from activities.signer.repository import JobRepository
+from activities.signer.storage import StorageTree
 from shared.db.models import OperationalEvent
 
 EXPIRED_MESSAGE = "Approval window expired."

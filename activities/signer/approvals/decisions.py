@@ -14,13 +14,13 @@ from temporalio.client import Client
 
 from activities.signer.approvals.store import move_approval
 from activities.signer.approvals.tokens import hashes_match, mask_email, token_hash
-from shared.contracts.signer import job_workflow_id
-from shared.contracts.signer_approvals import ApprovalErrorCode, ApprovalState, Decision
-from shared.contracts.signer_errors import signer_error
-from shared.contracts.signer_names import APPROVAL_DECIDED_SIGNAL
+from activities.signer.contracts.approvals import ApprovalErrorCode, ApprovalState, Decision
+from activities.signer.contracts.errors import signer_error
+from activities.signer.contracts.jobs import job_workflow_id
+from activities.signer.contracts.names import APPROVAL_DECIDED_SIGNAL
+from activities.signer.models.approvals import ApprovalDecision, ApproverToken, JobApproval
+from activities.signer.models.jobs import Job, JobHistory
 from shared.db.models import OperationalEvent, as_utc
-from shared.db.signer_approval_models import ApprovalDecision, ApproverToken, JobApproval
-from shared.db.signer_models import Job, JobHistory
 from shared.errors import EsteiraError
 
 log = logging.getLogger("esteira.signer.approvals")

@@ -17,9 +17,9 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.models.approvals import NotificationOutbox
+from activities.signer.models.jobs import Job
 from shared.db.models import utcnow
-from shared.db.signer_approval_models import NotificationOutbox
-from shared.db.signer_models import Job
 
 log = logging.getLogger("esteira.signer.approvals.mail")
 SENT_BODY = None  # a sent body is dropped: it carried the approver's token

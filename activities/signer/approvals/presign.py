@@ -13,14 +13,14 @@ from activities.signer import cnab240
 from activities.signer.approvals.returns import return_rejected
 from activities.signer.approvals.store import ApprovalStore
 from activities.signer.approvals.veto import veto
+from activities.signer.contracts.approvals import ApprovalErrorCode, ApprovalState
+from activities.signer.contracts.jobs import JobResult, JobStatus, SignerErrorCode
+from activities.signer.models.approvals import Cnab240Line, JobApproval
+from activities.signer.models.jobs import Job, SigningProfile
 from activities.signer.profiles import is_keyless
 from activities.signer.repository import JobRepository
 from activities.signer.storage import Fingerprint, StorageTree, fingerprint_of
-from shared.contracts.signer import JobResult, JobStatus, SignerErrorCode
-from shared.contracts.signer_approvals import ApprovalErrorCode, ApprovalState
 from shared.db.models import OperationalEvent
-from shared.db.signer_approval_models import Cnab240Line, JobApproval
-from shared.db.signer_models import Job, SigningProfile
 
 RESUMABLE = (ApprovalState.RELEASED, ApprovalState.SEALED, ApprovalState.REJECTED)
 

@@ -6,9 +6,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from activities.signer.contracts.jobs import SignerErrorCode
 from activities.signer.crypto.bsenc import BsencCipher
 from activities.signer.storage import Fingerprint, InputCheck, StorageError, StorageTree
-from shared.contracts.signer import SignerErrorCode
 
 
 def reject_name(file_name: str, *, encrypted: bool) -> str:

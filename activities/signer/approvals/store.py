@@ -13,18 +13,18 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.signer.approvals.mail import approval_request
 from activities.signer.approvals.tokens import mask_email, new_token, token_hash
-from activities.signer.profiles import ApprovalConfig
-from activities.signer.storage import Fingerprint
-from shared.contracts.signer import JobStatus
-from shared.contracts.signer_approvals import ApprovalState, ApprovalTally, Decision
-from shared.db.models import OperationalEvent, as_utc, utcnow
-from shared.db.signer_approval_models import (
+from activities.signer.contracts.approvals import ApprovalState, ApprovalTally, Decision
+from activities.signer.contracts.jobs import JobStatus
+from activities.signer.models.approvals import (
     ApprovalDecision,
     ApproverToken,
     JobApproval,
     NotificationOutbox,
 )
-from shared.db.signer_models import Job, JobHistory, SigningProfile
+from activities.signer.models.jobs import Job, JobHistory, SigningProfile
+from activities.signer.profiles import ApprovalConfig
+from activities.signer.storage import Fingerprint
+from shared.db.models import OperationalEvent, as_utc, utcnow
 
 
 async def move_job(session: AsyncSession, job_id: str, expected: Iterable[JobStatus],

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from activities.signer.approvals.returns import return_rejected
 from activities.signer.approvals.store import ApprovalStore
+from activities.signer.contracts.approvals import ApprovalErrorCode, ApprovalState
+from activities.signer.contracts.jobs import JobResult, JobStatus
 from activities.signer.repository import JobRepository
 from activities.signer.storage import Fingerprint, StorageTree
-from shared.contracts.signer import JobResult, JobStatus
-from shared.contracts.signer_approvals import ApprovalErrorCode, ApprovalState
 
 log = logging.getLogger("esteira.signer.approvals")
 

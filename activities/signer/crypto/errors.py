@@ -18,6 +18,14 @@ class ErrorCode(StrEnum):
     CERTIFICATE_LOAD_FAILED = "certificate.load-failed"
     CERTIFICATE_NOT_FOUND = "certificate.not-found"
     TOKEN_UNAVAILABLE = "token.unavailable"
+    # Levels above B-B: no configured TSA answered; no OCSP or CRL answered for a
+    # certificate; a certificate of the signer's chain is revoked.
+    TIMESTAMP_UNAVAILABLE = "signature.timestamp-unavailable"
+    REVOCATION_UNAVAILABLE = "signature.revocation-unavailable"
+    CERTIFICATE_REVOKED = "signature.certificate-revoked"
+    # A remote signing service (CSC API) refused the request, or did not answer in time.
+    REMOTE_SIGNER_REFUSED = "signature.remote-signer-refused"
+    REMOTE_SIGNER_UNAVAILABLE = "signature.remote-signer-unavailable"
     ENCRYPTION_NOT_BSENC = "encryption.not-bsenc"
     ENCRYPTION_UNSUPPORTED_VERSION = "encryption.unsupported-version"
     ENCRYPTION_TRUNCATED = "encryption.truncated"

@@ -6,6 +6,7 @@ from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
 from pyhanko.sign import fields, signers
 from pyhanko.sign.ades.api import CAdESSignedAttrSpec
 from pyhanko.sign.general import SigningError
+from pyhanko.sign.timestamps import TimeStamper
 
 from . import _pyhanko_speedups
 from ._input import PDF_MALFORMED, require_content
@@ -60,12 +61,12 @@ def _free_field_name(writer: IncrementalPdfFileWriter) -> str:
 
 
 def _metadata(
-    field_name: str, policy: SignaturePolicy | None, reason: str | None
+    field_name: str, policy: SignaturePolicy | None, reason: str | None, md_algorithm: str
 ) -> signers.PdfSignatureMetadata:
     attrs = CAdESSignedAttrSpec(signature_policy_identifier=policy.to_cms()) if policy else None
     return signers.PdfSignatureMetadata(
         field_name=field_name,
-        md_algorithm="sha256",
+        md_algorithm=md_algorithm,
         subfilter=fields.SigSeedSubFilter.PADES,
         cades_signed_attr_spec=attrs,
         reason=reason,
@@ -79,11 +80,13 @@ async def async_sign_pades(
     policy: SignaturePolicy | None = None,
     bytes_reserved: int | None = None,
     reason: str | None = None,
+    timestamper: TimeStamper | None = None,
+    md_algorithm: str = "sha256",
 ) -> bytes:
-    """Add a PAdES B-B signature (incremental update) and return the signed PDF.
+    """Add a PAdES B-B signature (B-T with a `timestamper`) and return the signed PDF.
 
     `bytes_reserved` defaults to `bytes_reserved_for(signer, policy)`; compute it once per
-    signer and pass it in on hot paths.
+    signer and pass it in on hot paths (with a timestamper, add the token's size).
     """
     writer = _open(pdf)
     if bytes_reserved is None:
@@ -92,8 +95,9 @@ async def async_sign_pades(
     try:
         await signers.async_sign_pdf(
             writer,
-            _metadata(_free_field_name(writer), policy, reason),
+            _metadata(_free_field_name(writer), policy, reason, md_algorithm),
             signer=signer.cms_signer,
+            timestamper=timestamper,
             bytes_reserved=bytes_reserved,
             output=out,
         )

@@ -7,6 +7,11 @@ The entries are the current versions, all valid for signing from mid-2025 to 22/
   CAdES AD-RB v2.4  2.16.76.1.7.1.1.2.4   PA_AD_RB_v2_4.der
   PAdES AD-RB v1.3  2.16.76.1.7.1.11.1.3  PA_PAdES_AD_RB_v1_3.der
   XAdES AD-RB v2.5  2.16.76.1.7.1.6.2.5   PA_AD_RB_v2_5.xml
+  CAdES AD-RT v2.4  2.16.76.1.7.1.2.2.4   PA_AD_RT_v2_4.der
+  PAdES AD-RT v1.3  2.16.76.1.7.1.12.1.3  PA_PAdES_AD_RT_v1_3.der
+AD-RT ("referência de tempo") requires a timestamp from an ICP-Brasil TSA (ACT) over the
+signature: a profile naming it signs at B-T or above. XAdES AD-RT is not offered, as this
+signer writes no XAdES-T.
 The policy documents themselves are not shipped: the operator supplies the file and its
 published SHA-256, so a new ITI version is a new catalogue entry, never a silent change.
 """
@@ -16,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from shared.contracts.signer import SignatureFormat
+from activities.signer.contracts.jobs import SignatureFormat
 
 ICP_BRASIL_POLICIES = "http://politicas.icpbrasil.gov.br/"
 _FORMAT_NAMES = {SignatureFormat.PADES: "PAdES", SignatureFormat.CADES: "CAdES",
@@ -52,7 +57,13 @@ _ENTRIES = (
                     "PA_PAdES_AD_RB_v1_3.der", "der"),
     CataloguePolicy("AD-RB", SignatureFormat.XADES, "2.5", "2.16.76.1.7.1.6.2.5",
                     "PA_AD_RB_v2_5.xml", "xml"),
+    CataloguePolicy("AD-RT", SignatureFormat.CADES, "2.4", "2.16.76.1.7.1.2.2.4",
+                    "PA_AD_RT_v2_4.der", "der"),
+    CataloguePolicy("AD-RT", SignatureFormat.PADES, "1.3", "2.16.76.1.7.1.12.1.3",
+                    "PA_PAdES_AD_RT_v1_3.der", "der"),
 )
+# Policies whose signatures must carry a timestamp (a profile at B-T or above).
+TIMESTAMPED_POLICIES = frozenset({"AD-RT"})
 CATALOGUE: dict[str, dict[SignatureFormat, CataloguePolicy]] = {}
 for _entry in _ENTRIES:
     CATALOGUE.setdefault(_entry.name, {})[_entry.fmt] = _entry

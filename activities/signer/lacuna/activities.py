@@ -9,15 +9,8 @@ from pathlib import Path
 
 from temporalio import activity
 
-from activities.signer.job_steps import JobFailed
-from activities.signer.lacuna.client import LacunaClient, SignerRefused, SignerUnavailable
-from activities.signer.lacuna.keyless import missing_signatures, quorum_of, tally
-from activities.signer.lacuna.keyless_veto import veto_refused
-from activities.signer.pipeline import SigningActivities
-from activities.signer.profiles import is_keyless, output_name
-from activities.signer.storage import Fingerprint
-from shared.contracts.signer import JobResult, JobStatus, SignatureFormat
-from shared.contracts.signer_lacuna import (
+from activities.signer.contracts.jobs import JobResult, JobStatus, SignatureFormat
+from activities.signer.contracts.lacuna import (
     CancelRemoteInput,
     CheckRemoteInput,
     FinishRemoteInput,
@@ -25,11 +18,18 @@ from shared.contracts.signer_lacuna import (
     RemoteState,
     RemoteStatus,
 )
-from shared.contracts.signer_names import (
+from activities.signer.contracts.names import (
     LACUNA_CANCEL_REMOTE_ACTIVITY,
     LACUNA_CHECK_ACTIVITY,
     LACUNA_FINISH_ACTIVITY,
 )
+from activities.signer.job_steps import JobFailed
+from activities.signer.lacuna.client import LacunaClient, SignerRefused, SignerUnavailable
+from activities.signer.lacuna.keyless import missing_signatures, quorum_of, tally
+from activities.signer.lacuna.keyless_veto import veto_refused
+from activities.signer.pipeline import SigningActivities
+from activities.signer.profiles import is_keyless, output_name
+from activities.signer.storage import Fingerprint
 from shared.heartbeat import heartbeat_forever
 from shared.logs import props
 from shared.settings import SignerSettings

@@ -11,17 +11,17 @@ from dataclasses import dataclass, field
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
+from activities.signer.contracts.jobs import JobSource, JobStatus, SignerErrorCode
+from activities.signer.contracts.lacuna import ProfileMethod, signer_folder_path
 from activities.signer.enqueue import Enqueuer
 from activities.signer.lacuna.client import LacunaClient, SignerRefused, SignerUnavailable
 from activities.signer.lacuna.methods import holder_cpf
+from activities.signer.models.jobs import Job, JobHistory, SigningProfile
+from activities.signer.models.lacuna import SignerFolderRegistry, SignerFolderScan
 from activities.signer.operator.errors import refuse
 from activities.signer.profiles import format_for
 from activities.signer.repository import AlreadyActiveError, JobRepository, new_job_id
-from shared.contracts.signer import JobSource, JobStatus, SignerErrorCode
-from shared.contracts.signer_lacuna import ProfileMethod, signer_folder_path
 from shared.db.models import utcnow
-from shared.db.signer_lacuna_models import SignerFolderRegistry, SignerFolderScan
-from shared.db.signer_models import Job, JobHistory, SigningProfile
 from shared.logs import props
 
 log = logging.getLogger("esteira.signer.signer-folder")

@@ -6,7 +6,7 @@ from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from shared.db.signer_lacuna_models import SignerDispatch
+from activities.signer.models.lacuna import SignerDispatch
 
 
 def document_name(file_name: str, job_id: str) -> str:

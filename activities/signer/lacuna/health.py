@@ -8,11 +8,11 @@ import dataclasses
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.contracts.lacuna import ProfileMethod
 from activities.signer.health import ProfileHealth
 from activities.signer.lacuna.methods import holder_cpf
-from shared.contracts.signer_lacuna import ProfileMethod
-from shared.db.signer_lacuna_models import SignerFolderScan
-from shared.db.signer_models import SigningProfile
+from activities.signer.models.jobs import SigningProfile
+from activities.signer.models.lacuna import SignerFolderScan
 from shared.settings import Settings
 
 

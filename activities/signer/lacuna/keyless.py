@@ -14,7 +14,7 @@ from cryptography import x509
 from pyhanko.pdf_utils.reader import PdfFileReader
 
 from activities.signer.lacuna.cpf import cpf_of
-from shared.db.signer_models import SigningProfile
+from activities.signer.models.jobs import SigningProfile
 
 
 def approvers_of(profile: SigningProfile) -> list[dict[str, Any]]:

@@ -7,12 +7,12 @@ import logging
 from pathlib import Path
 
 from activities.signer.approvals.returns import return_rejected
+from activities.signer.contracts.approvals import ApprovalErrorCode
+from activities.signer.contracts.jobs import JobResult, JobStatus
 from activities.signer.job_steps import JobSteps
+from activities.signer.models.jobs import Job, SigningProfile
 from activities.signer.storage import Fingerprint
-from shared.contracts.signer import JobResult, JobStatus
-from shared.contracts.signer_approvals import ApprovalErrorCode
 from shared.db.models import OperationalEvent, utcnow
-from shared.db.signer_models import Job, SigningProfile
 from shared.logs import props
 
 log = logging.getLogger("esteira.signer.lacuna")

@@ -9,18 +9,18 @@ from pathlib import Path
 from typing import Any
 
 from activities.signer import engine
+from activities.signer.contracts.jobs import JobResult, JobStatus, SignatureFormat, SignerErrorCode
+from activities.signer.contracts.lacuna import LacunaErrorCode
 from activities.signer.job_steps import JobFailed, JobSteps
 from activities.signer.lacuna.client import LacunaClient, SignerRefused, SignerUnavailable
 from activities.signer.lacuna.cpf import cpf_of
 from activities.signer.lacuna.dispatches import DispatchLog, document_name
 from activities.signer.lacuna.keyless import approver_flow
+from activities.signer.models.jobs import Job, SigningProfile
+from activities.signer.models.lacuna import SignerDispatch
 from activities.signer.profiles import certificate_spec, is_keyless
 from activities.signer.signature_policy import job_policy
-from shared.contracts.signer import JobResult, JobStatus, SignatureFormat, SignerErrorCode
-from shared.contracts.signer_lacuna import LacunaErrorCode
 from shared.db.models import utcnow
-from shared.db.signer_lacuna_models import SignerDispatch
-from shared.db.signer_models import Job, SigningProfile
 from shared.heartbeat import heartbeat_forever
 from shared.logs import props
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from shared.contracts.signer_approvals import ApprovalErrorCode
-from shared.contracts.signer_errors import signer_error
-from shared.db.signer_approval_models import JobApproval
+from activities.signer.contracts.approvals import ApprovalErrorCode
+from activities.signer.contracts.errors import signer_error
+from activities.signer.models.approvals import JobApproval
 from shared.errors import EsteiraError
 
 # Bigger held files are hashed and signed all the same; only their preview is skipped.

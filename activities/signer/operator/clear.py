@@ -9,13 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import delete, update
-from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
-from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.models.jobs import Job, JobHistory
 from activities.signer.storage import StorageTree
+from shared.db.engine import Sessions
 from shared.db.models import OperationalEvent, utcnow
-from shared.db.signer_models import Job, JobHistory
 from shared.errors import ErrorCode, EsteiraError
 
 log = logging.getLogger("esteira.signer.clear")
@@ -23,25 +22,25 @@ log = logging.getLogger("esteira.signer.clear")
 
 @dataclass
 class ClearResult:
-    """The seed's answer to `DELETE /api/jobs`."""
+    """What Clear Jobs removed (the seed's answer to `DELETE /api/jobs`)."""
 
     deleted: int = 0
-    filesDeleted: int = 0  # the seed's JSON names
-    foldersDeleted: int = 0
-    eventsDeleted: int = 0
-    itemsFailed: int = 0
+    files_deleted: int = 0
+    folders_deleted: int = 0
+    events_deleted: int = 0
+    items_failed: int = 0
 
     @property
     def message(self) -> str:
         """`Cleared N job record(s), F file(s), D folder(s) and E operational event(s).`"""
-        text = (f"Cleared {self.deleted} job record(s), {self.filesDeleted} file(s), "
-                f"{self.foldersDeleted} folder(s) and {self.eventsDeleted} operational event(s).")
-        if self.itemsFailed:
-            text += f" {self.itemsFailed} file(s) or folder(s) could not be deleted."
+        text = (f"Cleared {self.deleted} job record(s), {self.files_deleted} file(s), "
+                f"{self.folders_deleted} folder(s) and {self.events_deleted} operational event(s).")
+        if self.items_failed:
+            text += f" {self.items_failed} file(s) or folder(s) could not be deleted."
         return text
 
 
-async def clear_jobs(sessions: async_sessionmaker[AsyncSession], storage: StorageTree, *,
+async def clear_jobs(sessions: Sessions, storage: StorageTree, *,
                      actor: str) -> ClearResult:
     """Files first (best effort, item by item), then every row and older event in one go."""
     if not storage.root.is_dir():
@@ -57,15 +56,15 @@ async def clear_jobs(sessions: async_sessionmaker[AsyncSession], storage: Storag
         await session.exec(update(Job).values(parent_job_id=None))
         await session.exec(delete(JobHistory))
         result.deleted = (await session.exec(delete(Job))).rowcount or 0
-        result.eventsDeleted = (await session.exec(
+        result.events_deleted = (await session.exec(
             delete(OperationalEvent).where(OperationalEvent.at < started))).rowcount or 0
         session.add(OperationalEvent(
             domain="signer", type="JobsCleared", actor=actor,
             message=f"Jobs cleared by {actor}. {result.message}",
-            properties={"deleted": result.deleted, "filesDeleted": result.filesDeleted,
-                        "foldersDeleted": result.foldersDeleted,
-                        "eventsDeleted": result.eventsDeleted,
-                        "itemsFailed": result.itemsFailed}))
+            properties={"deleted": result.deleted, "filesDeleted": result.files_deleted,
+                        "foldersDeleted": result.folders_deleted,
+                        "eventsDeleted": result.events_deleted,
+                        "itemsFailed": result.items_failed}))
         await session.commit()
     log.warning("Jobs cleared by %s: %s", actor, result.message)
     return result
@@ -85,10 +84,10 @@ def _remove(path: Path, result: ClearResult) -> None:
     try:
         if path.is_dir():
             shutil.rmtree(path)
-            result.foldersDeleted += 1
+            result.folders_deleted += 1
         elif path.exists():
             path.unlink()
-            result.filesDeleted += 1
+            result.files_deleted += 1
     except OSError as exc:
-        result.itemsFailed += 1
+        result.items_failed += 1
         log.warning("Clear Jobs could not delete %s: %s", path, exc)

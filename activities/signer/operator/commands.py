@@ -1,4 +1,4 @@
-"""Cancel and retry: the seed's rules, one conditional write each."""
+"""Cancel and retry: the seed's rules, one conditional write each (`SignerJobs` calls them)."""
 
 from __future__ import annotations
 
@@ -6,23 +6,22 @@ import contextlib
 import logging
 from pathlib import Path
 
-from temporalio.client import Client
-
+from activities.signer.contracts.approvals import ApprovalErrorCode
+from activities.signer.contracts.jobs import JobSource, JobStatus, SignerErrorCode, job_workflow_id
 from activities.signer.enqueue import Enqueuer, Outcome
 from activities.signer.lacuna.discovery import retry_signer_folder_job
+from activities.signer.models.jobs import Job
 from activities.signer.operator.errors import refuse
 from activities.signer.repository import JobRepository
-from shared.contracts.signer import JobSource, JobStatus, SignerErrorCode, job_workflow_id
-from shared.contracts.signer_approvals import ApprovalErrorCode
 from shared.db.models import utcnow
-from shared.db.signer_models import Job
 from shared.free_text import bounded_reason
+from shared.temporal import TemporalHandle
 
 log = logging.getLogger("esteira.signer.operator")
 CANCELABLE = (JobStatus.QUEUED, JobStatus.AWAITING_APPROVAL, JobStatus.AWAITING_SIGNER)
 
 
-async def cancel_job(repository: JobRepository, client: Client, job_id: str, *,
+async def cancel_job(repository: JobRepository, temporal: TemporalHandle, job_id: str, *,
                      reason: str | None, actor: str) -> Job:
     """Queued / AwaitingApproval / AwaitingSigner -> Canceled; otherwise job.not-queued."""
     reason = bounded_reason(reason)
@@ -38,6 +37,7 @@ async def cancel_job(repository: JobRepository, client: Client, job_id: str, *,
                      "AwaitingApproval and AwaitingSigner jobs can be canceled.")
     # The row is the truth; stopping the workflow early just spares a worker the visit.
     with contextlib.suppress(Exception):
+        client = await temporal()
         await client.get_workflow_handle(job_workflow_id(job_id)).cancel()
     log.info("Job %s canceled by %s", job_id, actor)
     return await repository.get(job_id)

@@ -9,17 +9,17 @@ from pathlib import Path
 
 from sqlalchemy import delete, func, update
 from sqlmodel import select
-from temporalio.client import Client
 
 from activities.signer.approvals.decisions import approvals_summary
+from activities.signer.contracts.jobs import ACTIVE_STATUSES, JobSource, JobStatus, SignerErrorCode
+from activities.signer.models.jobs import Job, JobHistory
 from activities.signer.operator.commands import CANCELABLE, cancel_job
 from activities.signer.operator.errors import refuse
 from activities.signer.repository import JobRepository
 from activities.signer.storage import Fingerprint, StorageTree, fingerprint_of
-from shared.contracts.signer import ACTIVE_STATUSES, JobSource, JobStatus, SignerErrorCode
 from shared.db.models import OperationalEvent
-from shared.db.signer_models import Job, JobHistory
 from shared.free_text import bounded_reason
+from shared.temporal import TemporalHandle
 
 
 @dataclass
@@ -30,7 +30,7 @@ class DeleteReport:
     kept: list[str] = field(default_factory=list)
 
 
-async def delete_job(repository: JobRepository, storage: StorageTree, client: Client,
+async def delete_job(repository: JobRepository, storage: StorageTree, temporal: TemporalHandle,
                      job_id: str, *, actor: str, reason: str | None = None) -> DeleteReport:
     """Remove a job and the files it owns; a running job can't be deleted."""
     reason = bounded_reason(reason)
@@ -42,7 +42,7 @@ async def delete_job(repository: JobRepository, storage: StorageTree, client: Cl
         raise refuse(SignerErrorCode.JOB_NOT_QUEUED,
                      f"Job {job_id} is {status}: a running job can't be deleted.")
     if status in CANCELABLE:
-        await cancel_job(repository, client, job_id, reason="deleting the job", actor=actor)
+        await cancel_job(repository, temporal, job_id, reason="deleting the job", actor=actor)
         status = f"{status}, canceled to delete it"
     report = DeleteReport()
     await asyncio.to_thread(_remove_files, job, storage, report,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from shared.contracts.signer import SignerErrorCode
-from shared.contracts.signer_errors import signer_error
+from activities.signer.contracts.errors import signer_error
+from activities.signer.contracts.jobs import SignerErrorCode
 from shared.errors import EsteiraError
 
 
 def refuse(code: SignerErrorCode, message: str) -> EsteiraError:
-    """An EsteiraError refused as `shared/contracts/signer_errors.py` says for `code`."""
+    """An EsteiraError refused as `activities/signer/contracts/errors.py` says for `code`."""
     return signer_error(code, message)

@@ -1,4 +1,5 @@
-"""The cluster's instances: Live / Stopped / No signal, and an operator's stand down / resume."""
+"""The cluster's instances: Live / Stopped / No signal, an operator's stand down / resume, and
+the processes each one runs."""
 
 from __future__ import annotations
 
@@ -6,17 +7,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import update
+from sqlalchemy import func, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.contracts.jobs import SignerErrorCode
 from activities.signer.operator.errors import refuse
-from shared.contracts.signer import SignerErrorCode
+from shared.db.engine import Sessions
 from shared.db.models import Instance, InstanceControl, OperationalEvent, as_utc, utcnow
 from shared.instances import cluster_instance_name, read_stood_down
 from shared.settings import Settings
+
+# The code of the alarm raised while live instances run different versions.
+VERSION_MIX = "cluster.version-mix"
 
 
 class InstanceState(StrEnum):
@@ -51,23 +55,104 @@ class ClusterView:
     instances: list[InstanceView]
     version_mix: list[str]
 
+    # The alarm's code.
+    version_mix_code = VERSION_MIX
 
-async def list_instances(sessions: async_sessionmaker[AsyncSession], settings: Settings, *,
-                         now: datetime | None = None) -> ClusterView:
-    """Each instance classified against `Cluster:StaleAfterSeconds` at `now` (default: now)."""
-    now = now or utcnow()
-    stale = settings.cluster.stale_after_seconds
-    async with sessions() as session:
-        rows = (await session.exec(select(Instance))).all()
-        controls = {c.name: c for c in (await session.exec(select(InstanceControl))).all()}
-    grouped: dict[str, list[Instance]] = {}
-    for row in rows:
-        grouped.setdefault(row.instance_name or row.host, []).append(row)
-    views = [_view(name, procs, controls.get(name), now, stale)
-             for name, procs in sorted(grouped.items())]
-    live = {v for view in views if view.state is InstanceState.LIVE for v in view.versions}
-    return ClusterView(settings.cluster.enabled, cluster_instance_name(settings.cluster), stale,
-                       views, sorted(live) if len(live) > 1 else [])
+    @property
+    def version_alarm(self) -> str | None:
+        """The mixed-versions alarm (code `VERSION_MIX`), or None while versions agree."""
+        if not self.version_mix:
+            return None
+        return f"Mixed versions across live instances: {', '.join(self.version_mix)}"
+
+
+@dataclass(frozen=True)
+class Processes:
+    """Every process row (by role and id) and when a process last stopped cleanly."""
+
+    rows: list[Instance]
+    last_shutdown: datetime | None
+
+
+class SignerInstances:
+    """The cluster's instances as the heartbeat table shows them; stand-down and resume."""
+
+    def __init__(self, settings: Settings, sessions: Sessions) -> None:
+        self._settings = settings
+        self._sessions = sessions
+
+    @property
+    def me(self) -> str:
+        """This instance's name."""
+        return cluster_instance_name(self._settings.cluster)
+
+    async def cluster(self, *, now: datetime | None = None) -> ClusterView:
+        """Each instance classified against `Cluster:StaleAfterSeconds` at `now` (default: now)."""
+        now = now or utcnow()
+        settings = self._settings
+        stale = settings.cluster.stale_after_seconds
+        async with self._sessions() as session:
+            rows = (await session.exec(select(Instance))).all()
+            controls = {c.name: c for c in (await session.exec(select(InstanceControl))).all()}
+        grouped: dict[str, list[Instance]] = {}
+        for row in rows:
+            grouped.setdefault(row.instance_name or row.host, []).append(row)
+        views = [_view(name, procs, controls.get(name), now, stale)
+                 for name, procs in sorted(grouped.items())]
+        live = {v for view in views if view.state is InstanceState.LIVE for v in view.versions}
+        return ClusterView(settings.cluster.enabled, self.me, stale, views,
+                           sorted(live) if len(live) > 1 else [])
+
+    async def view(self, name: str) -> InstanceView:
+        """One instance as the listing shows it."""
+        cluster = await self.cluster()
+        [view] = [v for v in cluster.instances if v.name == name]
+        return view
+
+    async def processes(self) -> Processes:
+        """Every process row, and the last clean shutdown."""
+        async with self._sessions() as session:
+            rows = (await session.exec(select(Instance).order_by(Instance.role,
+                                                                 Instance.instance_id))).all()
+            last = (await session.exec(select(func.max(Instance.stopped_at)))).one()
+        return Processes(list(rows), last)
+
+    async def stand_down(self, name: str, *, actor: str) -> InstanceView:
+        """The instance claims no new job; what it holds runs to the end (idempotent)."""
+        return await self._set_stood_down(name, stood_down=True, actor=actor)
+
+    async def resume(self, name: str, *, actor: str) -> InstanceView:
+        """The instance claims jobs again (idempotent)."""
+        return await self._set_stood_down(name, stood_down=False, actor=actor)
+
+    async def _set_stood_down(self, name: str, *, stood_down: bool, actor: str) -> InstanceView:
+        """Asking for the state it is in already changes nothing and records no event."""
+        if not self._settings.cluster.enabled:
+            raise refuse(SignerErrorCode.INSTANCE_CLUSTER_DISABLED,
+                         "Standing an instance down needs Cluster:Enabled = true; a single "
+                         "instance is held with POST /api/pipeline/pause.")
+        async with self._sessions() as session:
+            known = (await session.exec(select(Instance.instance_id).where(
+                Instance.instance_name == name).limit(1))).first()
+            if known is None:
+                raise refuse(SignerErrorCode.INSTANCE_NOT_FOUND,
+                             f"No instance named '{name}' has ever registered.")
+            if await read_stood_down(session, name) != stood_down \
+                    and await _flip(session, name, stood_down=stood_down, actor=actor):
+                session.add(_event(name, stood_down, actor))
+                await session.commit()
+        return await self.view(name)
+
+    async def readiness_check(self) -> tuple[bool, str]:
+        """The `cluster-instance` readiness line (cluster mode): this instance's state."""
+        me = self.me
+        async with self._sessions() as session:
+            control = await session.get(InstanceControl, me)
+        if control is not None and control.stood_down:
+            return False, (f"{me} stood down by {control.changed_by} at "
+                           f"{as_utc(control.changed_at):%Y-%m-%d %H:%M:%S}Z: it claims no new "
+                           f"job; POST /api/instances/{me}/resume to resume")
+        return True, f"{me} claiming jobs"
 
 
 def _view(name: str, processes: list[Instance], control: InstanceControl | None,
@@ -88,29 +173,6 @@ def _view(name: str, processes: list[Instance], control: InstanceControl | None,
                         control.changed_by if control else None,
                         as_utc(control.changed_at) if control else None,
                         sorted(processes, key=lambda row: (row.role, row.instance_id)))
-
-
-async def set_stood_down(sessions: async_sessionmaker[AsyncSession], settings: Settings,
-                         name: str, *, stood_down: bool, actor: str) -> InstanceView:
-    """Stand an instance down (it claims nothing new, finishes what it holds) or resume it.
-
-    Idempotent: asking for the state it is in already changes nothing and records no event.
-    """
-    if not settings.cluster.enabled:
-        raise refuse(SignerErrorCode.INSTANCE_CLUSTER_DISABLED,
-                     "Standing an instance down needs Cluster:Enabled = true; a single "
-                     "instance is held with POST /api/pipeline/pause.")
-    async with sessions() as session:
-        known = (await session.exec(select(Instance.instance_id).where(
-            Instance.instance_name == name).limit(1))).first()
-        if known is None:
-            raise refuse(SignerErrorCode.INSTANCE_NOT_FOUND,
-                         f"No instance named '{name}' has ever registered.")
-        if await read_stood_down(session, name) != stood_down \
-                and await _flip(session, name, stood_down=stood_down, actor=actor):
-            session.add(_event(name, stood_down, actor))
-            await session.commit()
-    return await instance_view(sessions, settings, name)
 
 
 async def _flip(session: AsyncSession, name: str, *, stood_down: bool, actor: str) -> bool:
@@ -139,24 +201,3 @@ def _event(name: str, stood_down: bool, actor: str) -> OperationalEvent:
     return OperationalEvent(domain="signer", type="InstanceResumed", actor=actor,
                             message=f"Instance {name} resumed by {actor}: it claims jobs again.",
                             properties={"instance": name})
-
-
-async def instance_view(sessions: async_sessionmaker[AsyncSession], settings: Settings,
-                        name: str) -> InstanceView:
-    """One instance as the listing shows it."""
-    cluster = await list_instances(sessions, settings)
-    [view] = [v for v in cluster.instances if v.name == name]
-    return view
-
-
-async def cluster_instance_check(sessions: async_sessionmaker[AsyncSession],
-                                 settings: Settings) -> tuple[bool, str]:
-    """The `cluster-instance` readiness line (cluster mode): this instance's name and state."""
-    me = cluster_instance_name(settings.cluster)
-    async with sessions() as session:
-        control = await session.get(InstanceControl, me)
-    if control is not None and control.stood_down:
-        return False, (f"{me} stood down by {control.changed_by} at "
-                       f"{as_utc(control.changed_at):%Y-%m-%d %H:%M:%S}Z: it claims no new "
-                       f"job; POST /api/instances/{me}/resume to resume")
-    return True, f"{me} claiming jobs"

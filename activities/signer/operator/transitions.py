@@ -10,8 +10,8 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from activities.signer.models.jobs import JobHistory
 from shared.db.models import as_utc, utcnow
-from shared.db.signer_models import JobHistory
 from shared.errors import ErrorCode, EsteiraError
 
 # On PostgreSQL ids are handed out before commit: a missing id may be a transition still

@@ -1,43 +1,61 @@
-"""One upload handler for every door (REST multipart, gRPC stream): same limits, same refusals."""
+"""An upload's bytes and name, whichever door sent them (REST multipart, gRPC stream)."""
 
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterable, Awaitable, Callable
-from pathlib import Path
+import re
+import unicodedata
+from collections.abc import AsyncIterable, AsyncIterator
+from pathlib import Path, PurePosixPath
+from typing import Protocol
 
-from activities.signer.enqueue import Enqueuer
-from activities.signer.operator import intake
+from activities.signer.contracts.jobs import SignerErrorCode
 from activities.signer.operator.errors import refuse
-from activities.signer.repository import JobRepository
-from shared.contracts.signer import SignerErrorCode
 from shared.settings import Settings
 
-
-async def receive_upload(repository: JobRepository, settings: Settings, *, raw_name: str,
-                         profile: str | None, chunks: AsyncIterable[bytes],
-                         enqueuer: Callable[[], Awaitable[Enqueuer]]) -> str:
-    """Check, receive and queue an uploaded file; the new job id. A refusal stores nothing."""
-    if not settings.upload.enabled:
-        raise refuse(SignerErrorCode.UPLOAD_DISABLED, "Uploads are disabled on this host.")
-    name = intake.sanitize_file_name(raw_name)
-    chosen = await intake.resolve_profile(repository, settings, profile)
-    incoming = intake.uploads_dir(settings) / ".incoming" / str(uuid.uuid4())
-    incoming.parent.mkdir(parents=True, exist_ok=True)
-    limit = settings.upload.max_bytes
-    if not await _receive_limited(chunks, incoming, limit):
-        raise refuse(SignerErrorCode.UPLOAD_TOO_LARGE,
-                     f"The file is larger than Upload:MaxBytes ({limit}).")
-    try:
-        queue = await enqueuer()
-    except BaseException:
-        incoming.unlink(missing_ok=True)
-        raise
-    return await intake.accept_upload(queue, incoming, name, chosen, settings)
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f<>:\"|?*]")
+# Read a multipart upload this much at a time.
+READ_CHUNK = 1024 * 1024
 
 
-async def _receive_limited(chunks: AsyncIterable[bytes], target: Path, limit: int) -> bool:
+class Readable(Protocol):
+    """A received file that is read in chunks (a multipart upload)."""
+
+    async def read(self, size: int = -1) -> bytes:
+        """Up to `size` bytes; empty at the end."""
+        ...
+
+
+# What a door hands over: a file to read, or the chunks of a stream (gRPC).
+UploadSource = Readable | AsyncIterable[bytes]
+
+
+async def chunks_of(source: UploadSource) -> AsyncIterator[bytes]:
+    """The bytes of an upload, chunk by chunk."""
+    if isinstance(source, AsyncIterable):
+        async for chunk in source:
+            yield chunk
+        return
+    while chunk := await source.read(READ_CHUNK):
+        yield chunk
+
+
+def sanitize_file_name(raw: str) -> str:
+    """Keep only the last path component, without control or reserved characters."""
+    name = unicodedata.normalize("NFC", PurePosixPath(raw.replace("\\", "/")).name)
+    name = _UNSAFE.sub("_", name).strip(" .")
+    if not name or name in {".", ".."}:
+        raise refuse(SignerErrorCode.INPUT_INVALID_NAME,
+                     f"The file name {raw!r} can't be used; send a plain file name.")
+    return name
+
+
+def uploads_dir(settings: Settings) -> Path:
+    """Where uploaded files wait for their job (the product names and owns them)."""
+    return settings.storage_root / "uploads"
+
+
+async def receive_limited(chunks: AsyncIterable[bytes], target: Path, limit: int) -> bool:
     """Write `chunks` to `target`; False (and nothing kept) past `limit` bytes."""
     written = 0
     out = await asyncio.to_thread(target.open, "wb")

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
-from shared.contracts.sisbajud import Effect, ReasonCode
+from activities.sisbajud.contracts.orders import Effect, ReasonCode
+from shared.wire import WireModel
 
 # What a confirmation must repeat of the proposal it confirms.
-DECIDED_FIELDS = ("effect", "reasonCode", "executedAmount", "transactionId")
+DECIDED_FIELDS = {"effect", "reason_code", "executed_amount", "transaction_id"}
 
 
-class ActionIn(BaseModel):
+class ActionIn(WireModel):
     """Why the operator acts (the actor comes from the credential)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -20,7 +22,7 @@ class ActionIn(BaseModel):
     reason: str = Field(min_length=1, max_length=2000)
 
 
-class ResolutionIn(BaseModel):
+class ResolutionIn(WireModel):
     """What the person decided: the final result, who they are and why."""
 
     model_config = ConfigDict(extra="forbid")
@@ -29,9 +31,9 @@ class ResolutionIn(BaseModel):
     actor: str | None = Field(None, min_length=1, max_length=200)
     reason: str = Field(min_length=1, max_length=2000)
     effect: Effect
-    reasonCode: ReasonCode | None = None
-    executedAmount: Decimal | None = Field(None, ge=0)
-    transactionId: str | None = Field(None, max_length=64)
+    reason_code: ReasonCode | None = None
+    executed_amount: Decimal | None = Field(None, ge=0)
+    transaction_id: str | None = Field(None, max_length=64)
 
     @field_validator("effect")
     @classmethod
@@ -40,6 +42,7 @@ class ResolutionIn(BaseModel):
             raise ValueError("a resolution must say what the effect was")
         return effect
 
-    def decided(self) -> dict:
-        """The part of the resolution a second person must confirm unchanged."""
-        return self.model_dump(mode="json", include=set(DECIDED_FIELDS))
+    def decided(self) -> dict[str, Any]:
+        """The part of the resolution a second person must confirm unchanged (as recorded:
+        `effect`, `reasonCode`, `executedAmount`, `transactionId`)."""
+        return self.model_dump(mode="json", include=DECIDED_FIELDS, by_alias=True)

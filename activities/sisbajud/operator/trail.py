@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
-from temporalio.client import Client
 
+from activities.sisbajud.contracts.errors import SisbajudApiErrorCode, sisbajud_error
 from activities.sisbajud.store import DOMAIN
-from shared.contracts.sisbajud_errors import SisbajudApiErrorCode, sisbajud_error
 from shared.errors import ErrorCode, EsteiraError
 from shared.events import record_event
 
-Sessions = async_sessionmaker[AsyncSession]
-TemporalProvider = Callable[[], Awaitable[Client]]
+PARKED = "PARKED"
 
 
 async def changed(session: AsyncSession, statement, what: str) -> None:

@@ -6,10 +6,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Request
 
-from activities.sisbajud.operator import routing_documents
-from activities.sisbajud.operator.connections import connection_report
-from services.api.routes.sisbajud_actor import ActorDep
-from services.app_context import ContextDep
+from services.api.routes.sisbajud_wire import (
+    SisbajudConnectionOut,
+    SisbajudPreflightOut,
+    SisbajudRoutingDocumentOut,
+)
+from services.app_context import ContextDep, SisbajudFace
+from services.operator_credentials import ActorDep
 from shared.auth import API_KEY_HEADER, keys_match
 from shared.errors import ErrorCode, EsteiraError
 
@@ -28,23 +31,28 @@ router = APIRouter(prefix="/v1/admin/ledger-routing", tags=["sisbajud-admin"],
 
 
 @router.get("/preflight")
-async def routing_preflight(ctx: ContextDep) -> dict[str, Any]:
+async def routing_preflight(sisbajud: SisbajudFace) -> SisbajudPreflightOut:
     """Check the documents against the configured institutions before routes are switched on,
     and call each institution's token endpoint and CRM once (`connections`)."""
-    answer = await routing_documents.routing_preflight(ctx.sessions, ctx.settings)
-    return {**answer, "connections": await connection_report(ctx.settings)}
+    report = await sisbajud.routing.preflight()
+    connections = await sisbajud.connections.report()
+    return SisbajudPreflightOut(
+        ready=not report.problems, systemplane_enabled=report.systemplane_enabled,
+        problems=report.problems, warnings=report.warnings,
+        connections=[SisbajudConnectionOut.model_validate(c) for c in connections])
 
 
 @router.get("/{key}")
-async def get_routing_document(key: str, ctx: ContextDep) -> dict[str, Any]:
+async def get_routing_document(key: str, sisbajud: SisbajudFace) -> SisbajudRoutingDocumentOut:
     """One stored routing document."""
-    return await routing_documents.get_routing_document(ctx.sessions, key, ctx.settings)
+    return SisbajudRoutingDocumentOut.model_validate(await sisbajud.routing.get(key))
 
 
 @router.put("/{key}")
-async def put_routing_document(key: str, ctx: ContextDep, actor: ActorDep,
-                               document: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
+async def put_routing_document(key: str, sisbajud: SisbajudFace, actor: ActorDep,
+                               document: Annotated[dict[str, Any], Body()]
+                               ) -> SisbajudRoutingDocumentOut:
     """Replace a routing document (validated; deferred writes pick it up on their next try);
     the editor is the credential's holder, never a header they set."""
-    return await routing_documents.put_routing_document(ctx.sessions, key, document, actor,
-                                                        ctx.settings)
+    written = await sisbajud.routing.put(key, document, actor)
+    return SisbajudRoutingDocumentOut.model_validate(written)

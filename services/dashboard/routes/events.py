@@ -7,11 +7,12 @@ from datetime import UTC, date, datetime, time, timedelta
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from activities.signer.operator import events as signer_events
-from services.api.routes import signer as rest
-from services.dashboard.web import context, render
+from activities.signer.operator import EventFilter
+from services.app_context import SignerFace
+from services.dashboard.web import next_page_url, render
 
 router = APIRouter()
+PAGE_SIZE = 200
 
 
 def _day(text: str | None, *, end: bool = False) -> datetime | None:
@@ -26,15 +27,17 @@ def _day(text: str | None, *, end: bool = False) -> datetime | None:
 
 
 @router.get("/events", response_class=HTMLResponse, include_in_schema=False)
-async def events_page(request: Request) -> HTMLResponse:
-    """Filtered through the REST handler; the type list comes from the trail itself."""
+async def events_page(request: Request, signer: SignerFace) -> HTMLResponse:
+    """Filtered, a page at a time; the type list comes from the trail itself."""
     query = request.query_params
     types = [t for t in query.getlist("type") if t]
-    events = await rest.list_events(context(request), type=types or None,
-                                    created_from=_day(query.get("from")),
-                                    created_to=_day(query.get("to"), end=True),
-                                    text=query.get("text") or None, limit=200)
-    known = await signer_events.known_types(context(request).sessions)
-    return render(request, "events.html", events=events, known_types=known,
+    page = await signer.events.page(
+        EventFilter(types=types, created_from=_day(query.get("from")),
+                    created_to=_day(query.get("to"), end=True),
+                    text=query.get("text") or None),
+        limit=PAGE_SIZE, cursor=query.get("cursor") or None)
+    return render(request, "events.html", events=page.items,
+                  known_types=await signer.events.known_types(),
+                  next_url=next_page_url(request, "/events", page.next_cursor),
                   filters={"type": types, "from": query.get("from") or "",
                            "to": query.get("to") or "", "text": query.get("text") or ""})

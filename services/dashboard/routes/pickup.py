@@ -6,14 +6,18 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
+from activities.pickup.contracts.board import (
+    ARRIVAL_TIMEOUT_REASON,
+    READY_TIMEOUT_REASON,
+    PickupErrorCode,
+)
+from activities.pickup.models import Student
 from activities.pickup.operator import PickupOperations
 from services.app_context import PickupFace
 from services.dashboard.guard import CheckedForm, actor
 from services.dashboard.web import TEMPLATES, redirect, render
 from services.pickup_stream.sse import StreamHubDep, event_stream, last_event_id
-from shared.contracts.pickup import ARRIVAL_TIMEOUT_REASON, READY_TIMEOUT_REASON, PickupErrorCode
 from shared.db.models import utcnow
-from shared.db.pickup_models import Student
 from shared.errors import ErrorCode, EsteiraError
 
 router = APIRouter()

@@ -14,13 +14,14 @@ def secret_bytes(secret: str) -> bytes:
     return base64.b64decode(secret.removeprefix(PREFIX), validate=True)
 
 
-def sign(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
+def sign(secret: str, msg_id: str, timestamp: int | str, body: bytes) -> str:
     """One `v1,<base64 HMAC-SHA256("{id}.{timestamp}.{body}")>` entry."""
     content = f"{msg_id}.{timestamp}.".encode() + body
     mac = hmac.new(secret_bytes(secret), content, hashlib.sha256).digest()
     return "v1," + base64.b64encode(mac).decode()
 
 
-def signature_header(secrets: list[str], msg_id: str, timestamp: int, body: bytes) -> str:
+def signature_header(secrets: list[str], msg_id: str, timestamp: int | str,
+                     body: bytes) -> str:
     """The `webhook-signature` value: one entry per secret, space-separated."""
     return " ".join(sign(s, msg_id, timestamp, body) for s in secrets)

@@ -136,7 +136,7 @@ def create_app(settings: LacunaSimSettings | None = None) -> FastAPI:
     @app.post("/api/documents/{document_id}/flow-actions/{action_id}/signature")
     async def sign_by_api(document_id: str, action_id: str, body: JsonBody) -> Response:
         # Server-side signing by this host's certificate (SignerFolder); the request shape is
-        # the simulator's, the real one is unverified (research/signing.md §1.5).
+        # the simulator's: Lacuna's public documents don't describe this call's body.
         document = org.document(document_id)
         action = document.action(action_id)
         if body.get("identifier") != action.user.get("identifier"):

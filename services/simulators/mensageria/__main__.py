@@ -1,4 +1,4 @@
-"""`python -m services.simulators.mensageria [--host H] [--port P] [--token T ...]`."""
+"""`python -m services.simulators.mensageria [--host H] [--port P]`."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=3010)
-    parser.add_argument("--token", action="append", help="accepted bearer token (repeatable)")
     parser.add_argument("--client", action="append", type=parse_client, default=None,
                         help="OAuth client ID:SECRET[:SUBJECT] (repeatable; default: the dev one)")
     args = parser.parse_args()
-    main(args.host, args.port, tokens=args.token,
+    main(args.host, args.port,
          clients=dict(args.client) if args.client else None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import uvicorn
 from fastapi import FastAPI
@@ -12,18 +12,16 @@ from services.simulators.mensageria.state import MensageriaState
 from services.simulators.oauth import DEFAULT_TTL_S, OAuthClient, TokenIssuer, token_router
 
 
-def create_app(*, tokens: Iterable[str] | None = None,
-               clients: Mapping[str, OAuthClient] | None = None,
+def create_app(*, clients: Mapping[str, OAuthClient] | None = None,
                token_ttl_s: int = DEFAULT_TTL_S) -> FastAPI:
-    """A fresh in-memory Mensageria issuing tokens to `clients` (default: the dev client).
-
-    The API takes the tokens it issued while unexpired, plus `tokens`; `tokens=None` also
-    lets any other bearer through (harnesses that don't care about auth)."""
+    """A fresh in-memory Mensageria issuing tokens to `clients` (default: the dev client); its
+    API takes only those tokens, unexpired (harnesses authenticate with
+    `oauth.IssuedBearer`)."""
     app = FastAPI(
         title="Mensageria simulator", docs_url="/_sim/docs", openapi_url="/_sim/openapi.json"
     )
-    app.state.sim = MensageriaState(tokens=frozenset(tokens) if tokens is not None else None)
-    issuer = TokenIssuer(static_tokens=app.state.sim.tokens, ttl_s=token_ttl_s)
+    app.state.sim = MensageriaState()
+    issuer = TokenIssuer(ttl_s=token_ttl_s)
     if clients is not None:
         issuer.clients = dict(clients)
     app.state.oauth = issuer
@@ -34,8 +32,8 @@ def create_app(*, tokens: Iterable[str] | None = None,
     return app
 
 
-def main(host: str = "127.0.0.1", port: int = 3010, tokens: Iterable[str] | None = None,
+def main(host: str = "127.0.0.1", port: int = 3010,
          clients: Mapping[str, OAuthClient] | None = None) -> None:
     """Serve a fresh simulator with uvicorn (blocks)."""
-    uvicorn.run(create_app(tokens=tokens, clients=clients), host=host, port=port,
+    uvicorn.run(create_app(clients=clients), host=host, port=port,
                 log_level="warning")

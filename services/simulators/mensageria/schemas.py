@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 # The seed's two result enums, as the contract spells them for both sides of the wire.
-from shared.contracts.sisbajud import Effect, ExecutionState
+from activities.sisbajud.contracts.orders import Effect, ExecutionState
 
 Money = Annotated[str, StringConstraints(pattern=r"^\d+\.\d{2,}$", strict=True)]
 

@@ -20,7 +20,6 @@ def now_iso() -> str:
 class MensageriaState:
     """Orders by id, withdrawn statuses, results deduplicated by `X-Idempotency`."""
 
-    tokens: frozenset[str] | None = None  # None: any bearer token is accepted
     lock: threading.Lock = field(default_factory=threading.Lock)
     orders: dict[str, dict[str, Any]] = field(default_factory=dict)
     withdrawn: dict[str, int] = field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""`python -m services.simulators.midaz [--host H] [--port P] [--lag-s S] [--token T ...]`."""
+"""`python -m services.simulators.midaz [--host H] [--port P] [--lag-s S]`."""
 
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ if __name__ == "__main__":
     parser.add_argument("--port", type=int, default=3002)
     parser.add_argument("--lag-s", type=float, default=0.0)
     parser.add_argument("--error-style", choices=["v3", "v4"], default="v4")
-    parser.add_argument("--token", action="append", help="accepted bearer token (repeatable)")
     parser.add_argument("--client", action="append", type=parse_client, default=None,
                         help="OAuth client ID:SECRET[:SUBJECT] (repeatable; default: the dev one)")
     args = parser.parse_args()
-    main(args.host, args.port, tokens=args.token, lag_s=args.lag_s, error_style=args.error_style,
+    main(args.host, args.port, lag_s=args.lag_s, error_style=args.error_style,
          clients=dict(args.client) if args.client else None)

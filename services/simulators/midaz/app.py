@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import uvicorn
 from fastapi import Depends, FastAPI
@@ -28,22 +28,16 @@ from services.simulators.oauth import DEFAULT_TTL_S, OAuthClient, TokenIssuer, t
 
 
 def create_app(
-    *, tokens: Iterable[str] | None = None, lag_s: float = 0.0, error_style: str = "v4",
+    *, lag_s: float = 0.0, error_style: str = "v4",
     clients: Mapping[str, OAuthClient] | None = None, token_ttl_s: int = DEFAULT_TTL_S,
 ) -> FastAPI:
-    """A fresh in-memory Midaz issuing tokens to `clients` (default: the dev client).
-
-    The API takes the tokens it issued while unexpired, plus `tokens`; `tokens=None` also
-    lets any other bearer through (harnesses that don't care about auth)."""
-    config = SimConfig(
-        tokens=frozenset(tokens) if tokens is not None else None,
-        lag_s=lag_s,
-        error_style=error_style,
-    )
+    """A fresh in-memory Midaz issuing tokens to `clients` (default: the dev client); its API
+    takes only those tokens, unexpired (harnesses authenticate with `oauth.IssuedBearer`)."""
+    config = SimConfig(lag_s=lag_s, error_style=error_style)
     app = FastAPI(title="Midaz simulator", docs_url="/_sim/docs", openapi_url="/_sim/openapi.json")
     app.state.initial_config = dataclasses.replace(config)
     app.state.sim = MidazState(config=config)
-    issuer = TokenIssuer(static_tokens=config.tokens, ttl_s=token_ttl_s, clock=app.state.sim.clock)
+    issuer = TokenIssuer(ttl_s=token_ttl_s, clock=app.state.sim.clock)
     if clients is not None:
         issuer.clients = dict(clients)
     app.state.oauth = issuer

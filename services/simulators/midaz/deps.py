@@ -8,11 +8,11 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
+from activities.sisbajud.contracts.orders import is_uuid
 from services.simulators.midaz.errors import MidazError
 from services.simulators.midaz.faults import Fault
 from services.simulators.midaz.model import Ledger
 from services.simulators.midaz.state import MidazState
-from shared.contracts.sisbajud import is_uuid
 
 
 async def sim(request: Request) -> MidazState:

@@ -36,8 +36,6 @@ class BootstrapIn(BaseModel):
     organizationId: str | None = None
     ledgerId: str | None = None
     assets: list[str] = ["BRL"]
-    # The ledger's `metadata` as GET reports it (e.g. the institution's owner subject).
-    ledgerMetadata: dict[str, Any] | None = None
 
 
 class SeedAccountIn(BaseModel):
@@ -72,7 +70,6 @@ def get_config(state: Sim) -> dict:
         "lag_s": cfg.lag_s,
         "error_style": cfg.error_style,
         "window_months": cfg.window_months,
-        "auth": "any" if cfg.tokens is None else "list",
     }
 
 
@@ -137,8 +134,6 @@ def bootstrap(body: BootstrapIn, state: Sim) -> dict:
         if ledger_id not in state.ledgers:
             state.add_ledger(org_id, "sisbajud", ledger_id=ledger_id)
         ledger = state.ledger(org_id, ledger_id)
-        if body.ledgerMetadata is not None:
-            ledger.metadata = dict(body.ledgerMetadata)
         for code in body.assets:
             if code not in ledger.assets:
                 state.add_asset(ledger, code)

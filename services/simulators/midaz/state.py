@@ -31,7 +31,6 @@ from services.simulators.midaz.schemas import CreateAccount
 class SimConfig:
     """Knobs settable at start-up and over `/_sim/config`."""
 
-    tokens: frozenset[str] | None = None  # None: any bearer token is accepted
     lag_s: float = 0.0  # delay before metadata search and operations see a write
     error_style: str = "v4"  # "v4" problem+json as Midaz 4 renders errors; "v3" flat JSON
     window_months: int = 1  # MAX_PAGINATION_MONTH_DATE_RANGE

@@ -9,6 +9,8 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
+from services.simulators.oauth import IssuedBearer
+
 
 @dataclass(frozen=True)
 class LedgerRef:
@@ -23,11 +25,11 @@ class LedgerRef:
         return f"/v1/organizations/{self.organization_id}/ledgers/{self.ledger_id}"
 
 
-def client(app: FastAPI, token: str | None = "sim-token") -> httpx.AsyncClient:
-    """An in-process client; `token=None` sends no Authorization header."""
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+def client(app: FastAPI, *, authed: bool = True) -> httpx.AsyncClient:
+    """An in-process client with tokens the simulator issued (`authed=False`: none)."""
     return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://midaz", headers=headers
+        transport=httpx.ASGITransport(app=app), base_url="http://midaz",
+        auth=IssuedBearer(app) if authed else None,
     )
 
 

@@ -47,4 +47,6 @@ def main(host: str | None = None, port: int | None = None) -> None:
         create_app(settings),
         host=host or settings.host,
         port=port if port is not None else settings.port,
+        # The caller's logging, if it configured any (`esteira simulator turnstile` does).
+        log_config=None,
     )

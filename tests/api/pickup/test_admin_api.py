@@ -9,10 +9,10 @@ import pytest_asyncio
 from pydantic import SecretStr
 from sqlmodel import update
 
+from activities.pickup.models import AuditEntry, AuthorizedPerson, BoardEvent, Student
 from services.app import create_app
 from services.app_context import ApiContext
 from shared.db.engine import create_engine
-from shared.db.pickup_models import AuditEntry, AuthorizedPerson, BoardEvent, Student
 from shared.temporal import TemporalHandle
 from tests.api.pickup.conftest import PickupApi
 from tests.support.pickup import API_KEY, Seed, pickup_settings

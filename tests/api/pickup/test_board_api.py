@@ -7,9 +7,9 @@ from datetime import timedelta
 
 from sqlmodel import update
 
-from shared.contracts.pickup import TimerKind, timer_workflow_id
+from activities.pickup.contracts.board import TimerKind, timer_workflow_id
+from activities.pickup.models import GuardianLink
 from shared.db.models import utcnow
-from shared.db.pickup_models import GuardianLink
 from tests.support.pickup import MONITOR_TOKEN
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from activities.pickup.board import confirm_pickup
-from shared.contracts.pickup import ArrivalStatus, TimerKind, timer_workflow_id
+from activities.pickup.contracts.board import ArrivalStatus, TimerKind, timer_workflow_id
+from activities.pickup.models import Arrival
 from shared.db.models import utcnow
-from shared.db.pickup_models import Arrival
 
 
 async def _ready(api) -> dict:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from activities.pickup.models import Credential, School
 from services.simulators.turnstile import TurnstileSimSettings, create_app
-from shared.db.pickup_models import Credential, School
 from tests.support.pickup import MONITOR_TOKEN, serve
 
 CARD = 123456

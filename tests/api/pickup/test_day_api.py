@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
+from activities.pickup.contracts.board import DAY_START_REASON
+from activities.pickup.models import AuditEntry, BoardEvent
 from activities.pickup.school_day import school_day_of
-from shared.contracts.pickup import DAY_START_REASON
 from shared.db.models import utcnow
-from shared.db.pickup_models import AuditEntry, BoardEvent
 from tests.support.pickup import API_KEY
 
 CLOSE = "/api/pickup/schools/{}/day/close"

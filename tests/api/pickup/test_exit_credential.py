@@ -11,12 +11,12 @@ import httpx
 from sqlmodel import select
 
 from activities.pickup.board import revert_ready
+from activities.pickup.contracts.board import DrainBatchInput, Outbox
 from activities.pickup.ledger import LedgerDelivery
+from activities.pickup.models import AuditEntry, BoardEvent, LedgerEntry, Student
 from activities.pickup.turnstile_client import TurnstileClients
 from services.simulators.turnstile import TurnstileSimSettings, create_app
-from shared.contracts.pickup import DrainBatchInput, Outbox
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import AuditEntry, BoardEvent, LedgerEntry, Student
 from tests.support.pickup import serve
 
 CARD = 4_000_123

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from shared.db.pickup_models import LedgerEntry
+from activities.pickup.models import LedgerEntry
 
 P = "/api/pickup"
 CARD = 987_654

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from activities.pickup.contracts.board import DrainBatchInput, Outbox
+from activities.pickup.models import AuditEntry, Notification
 from activities.pickup.notifications import NotificationDelivery
-from shared.contracts.pickup import DrainBatchInput, Outbox
-from shared.db.pickup_models import AuditEntry, Notification
 
 
 class Sender:

@@ -6,11 +6,11 @@ import asyncio
 
 import httpx
 
+from activities.pickup.contracts.board import DrainBatchInput, Outbox
 from activities.pickup.ledger import LedgerDelivery
+from activities.pickup.models import LedgerEntry, Student
 from activities.pickup.turnstile_client import TurnstileClients
 from services.simulators.turnstile import TurnstileSimSettings, create_app
-from shared.contracts.pickup import DrainBatchInput, Outbox
-from shared.db.pickup_models import LedgerEntry, Student
 from tests.support.pickup import API_KEY, serve
 
 KEY = {"X-API-Key": API_KEY}

@@ -1,8 +1,9 @@
 """A big roster import never stops the other writers.
 
 A dry run reads only (it completes while another connection holds the write lock the whole
-time); a real import writes in short batches, so school creation and the pickup timers keep
-committing beside it, on SQLite and PostgreSQL.
+time); a real import writes in short batches, so signer uploads, school creation, the pickup
+timers and the workers' heartbeats keep committing beside it (and `/api/ready` stays 200), on
+SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
@@ -10,16 +11,22 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+import uuid
 from datetime import timedelta
 
+import httpx
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from shared.contracts.pickup import TimerInput, TimerKind
+from activities.pickup.contracts.board import TimerInput, TimerKind
+from activities.pickup.models import AuditEntry, Guardian, GuardianLink, Student
+from activities.signer.crypto.samples import make_pdf
+from services.app import create_app
+from shared import instances
 from shared.db.engine import create_engine, is_sqlite
-from shared.db.models import utcnow
-from shared.db.pickup_models import AuditEntry, Guardian, GuardianLink, Student
-from tests.support.pickup import RecordingKicker
+from shared.db.models import Instance, as_utc, utcnow
+from tests.api.conftest import make_context
+from tests.support.pickup import API_KEY, RecordingKicker, Seed
 
 CSV = {"Content-Type": "text/csv"}
 # Far under SQLite's 10 s busy timeout, far over a batch: a writer that had to wait for the
@@ -95,42 +102,77 @@ async def test_a_dry_run_of_20000_lines_writes_nothing_and_takes_no_write_lock(
         assert await api.seed.count(model) == 0
 
 
-async def test_an_import_lets_school_creation_and_pickup_timers_commit_beside_it(pickup_api):
-    api = pickup_api
+async def test_an_import_beside_an_upload_a_timer_and_heartbeats_keeps_the_system_ready(
+        settings, temporal_env, monkeypatch):
     from activities.pickup.sweeps import PickupSweeps
 
-    school = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola"})
-    other = await api.seed.school()
+    # A worker's heartbeat every 0.2 s, counted stale after 2 s: an import holding the write
+    # lock for longer would stop the heartbeat and turn /api/ready 503.
+    monkeypatch.setattr(instances, "HEARTBEAT_SECONDS", 0.2)
+    settings.pipeline.task_queue_suffix = f"-roster-{uuid.uuid4().hex[:8]}"
+    context = await make_context(settings, temporal_env)
+    settings.readiness.processes = ["watcher"]
+    settings.readiness.poller_stale_seconds = 2.0
+    seed = Seed(context.sessions)
+    other = await seed.school()
     past = utcnow() - timedelta(hours=2)
-    ready = [await api.seed.ready_student(other, at=past) for _ in range(40)]
-    sweeps = PickupSweeps(api.context.sessions, api.context.settings.pickup, RecordingKicker())
+    ready = [await seed.ready_student(other, at=past) for _ in range(40)]
+    sweeps = PickupSweeps(context.sessions, settings.pickup, RecordingKicker())
+    transport = httpx.ASGITransport(app=create_app(context))
     lines = 3000
-    importing = asyncio.create_task(api.http.post(
-        f"/api/pickup/schools/{school['id']}/roster", content=roster(lines), headers=CSV))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://esteira",
+                                     headers={"X-API-Key": API_KEY}) as http, \
+                instances.registered_instance(context.sessions, "watcher"):
+            await asyncio.sleep(0.3)
+            assert (await http.get("/api/ready")).status_code == 200
+            school = (await http.post("/api/pickup/schools", json={"name": "Escola"})).json()
+            importing = asyncio.create_task(http.post(
+                f"/api/pickup/schools/{school['id']}/roster", content=roster(lines),
+                headers=CSV))
+            waits, readiness, during = [], [], 0
 
-    waits, during = [], 0
-    async with asyncio.timeout(300):
-        for student in ready:
-            started = time.monotonic()
-            fired = await sweeps.fire_timer(TimerInput(
-                kind=TimerKind.READY, entity_id=student.id, version=student.version,
-                deadline=past + timedelta(minutes=60), school_id=other.id,
-                student_id=student.id))
-            created = await api.http.post("/api/pickup/schools", json={"name": "Nova"})
-            waits.append(time.monotonic() - started)
-            assert fired.changed and created.status_code == 201, created.text
-            during += not importing.done()
-            if importing.done():
-                break
-            await asyncio.sleep(0.05)
-        answer = await importing
+            async def watch_readiness() -> None:
+                # Apart from the writers: a reader is never held up by the import.
+                while not importing.done():
+                    answer = await http.get("/api/ready")
+                    readiness.append((answer.status_code, answer.json()["status"]))
+                    await asyncio.sleep(0.1)
+
+            watching = asyncio.create_task(watch_readiness())
+            async with asyncio.timeout(300):
+                for n, student in enumerate(ready):
+                    started = time.monotonic()
+                    fired = await sweeps.fire_timer(TimerInput(
+                        kind=TimerKind.READY, entity_id=student.id, version=student.version,
+                        deadline=past + timedelta(minutes=60), school_id=other.id,
+                        student_id=student.id))
+                    uploaded = await http.post("/api/files", files={
+                        "file": (f"contrato-{n}.pdf", make_pdf(5_000, pages=1))})
+                    created = await http.post("/api/pickup/schools", json={"name": "Nova"})
+                    waits.append(time.monotonic() - started)
+                    assert fired.changed, n
+                    assert uploaded.status_code == 201, uploaded.text
+                    assert created.status_code == 201, created.text
+                    during += not importing.done()
+                    if importing.done():
+                        break
+                    await asyncio.sleep(0.05)
+                answer = await importing
+                await watching
+            async with context.sessions() as session:
+                beat = await session.get(Instance, instances.instance_id("watcher"))
+    finally:
+        await context.engine.dispose()
 
     assert answer.status_code == 200, answer.text
     assert answer.json()["summary"]["link"] == {"created": lines}
-    assert await api.seed.count(GuardianLink) == lines
-    # The other writers did commit while the import was under way, none kept waiting.
+    # The other writers did commit while the import was under way, none kept waiting, and
+    # the heartbeat kept the system ready throughout.
     assert during >= 3, f"the import ended before the other writers ran ({during})"
     assert max(waits) < GENEROUS, waits
+    assert set(readiness) == {(200, "Ready")}, readiness
+    assert utcnow() - as_utc(beat.last_seen_at) < timedelta(seconds=2)
 
 
 async def test_the_dry_run_reports_what_the_batched_import_then_does(pickup_api):

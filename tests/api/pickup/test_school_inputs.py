@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from shared.db.pickup_models import School
+from activities.pickup.models import School
 from shared.settings import PickupSettings
 
 

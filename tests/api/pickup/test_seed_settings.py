@@ -9,10 +9,16 @@ from datetime import timedelta
 import pytest
 from temporalio.service import RPCError
 
+from activities.pickup.contracts.board import (
+    RunSweepInput,
+    Sweep,
+    TimerInput,
+    TimerKind,
+    timer_workflow_id,
+)
+from activities.pickup.models import Arrival, LedgerEntry, Student
 from activities.pickup.sweeps import PickupSweeps
-from shared.contracts.pickup import RunSweepInput, Sweep, TimerInput, TimerKind, timer_workflow_id
 from shared.db.models import as_utc, utcnow
-from shared.db.pickup_models import Arrival, LedgerEntry, Student
 from tests.support.pickup import RecordingKicker
 
 READY_MINUTES = 7

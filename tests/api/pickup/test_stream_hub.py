@@ -11,9 +11,9 @@ import pytest
 import pytest_asyncio
 from sqlalchemy import event
 
+from activities.pickup.models import BoardEvent, Guardian, GuardianLink
 from services.pickup_stream.hub import StreamHub
 from shared.db.engine import create_engine, session_factory
-from shared.db.pickup_models import BoardEvent, Guardian, GuardianLink
 from shared.settings import Settings
 from tests.support.pickup import API_KEY, RecordingKicker, Seed, recording_face, serve
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from shared.contracts.pickup import TimerInput, TimerKind, timer_workflow_id
-from shared.contracts.pickup_names import ENTITY_TIMER_WORKFLOW
+from activities.pickup.contracts.board import TimerInput, TimerKind, timer_workflow_id
+from activities.pickup.contracts.names import ENTITY_TIMER_WORKFLOW
 from shared.db.models import utcnow
 
 

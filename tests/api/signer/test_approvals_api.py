@@ -11,13 +11,11 @@ from sqlmodel import select
 
 from activities.signer.approvals.store import ApprovalStore
 from activities.signer.approvals.tokens import token_hash
-from activities.signer.operator.delete_job import delete_job
+from activities.signer.contracts.approvals import ApprovalState
+from activities.signer.models.approvals import ApproverToken, Cnab240Line, JobApproval
+from activities.signer.models.jobs import Job
 from activities.signer.repository import JobRepository
-from activities.signer.storage import StorageTree
-from shared.contracts.signer_approvals import ApprovalState
 from shared.db.models import OperationalEvent
-from shared.db.signer_approval_models import ApproverToken, Cnab240Line, JobApproval
-from shared.db.signer_models import Job
 from tests.api.conftest import API_KEY
 
 AUTH = {"X-API-Key": API_KEY}
@@ -65,7 +63,7 @@ async def test_an_approver_decides_once_with_their_own_token(api):
     seen = (await api.get(f"/api/approvals/{job_id}", headers=_bearer(tokens["Bruno"]))).json()
     assert seen["you"] == "Bruno" and [d["approver"] for d in seen["decisions"]] == ["Ana"]
     events = (await api.get("/api/events", params={"type": "ApprovalDecided"},
-                            headers=AUTH)).json()
+                            headers=AUTH)).json()["items"]
     assert [e["message"] for e in events] == [
         f"Approval decided: Ana (a***a@example.com) approved job {job_id} ('folha.rem')."]
 
@@ -130,9 +128,7 @@ async def test_operator_views_need_the_api_key_and_show_the_cnab240_lines(api):
 async def test_deleting_or_clearing_jobs_removes_their_approval_evidence(api):
     job_id, tokens = await _held(api)
     await api.post(f"/api/approvals/{job_id}/approve", headers=_bearer(tokens["Ana"]))
-    await delete_job(JobRepository(api.context.sessions),
-                     StorageTree(api.context.settings.storage_root),
-                     await api.context.temporal(), job_id, actor="op", reason="duplicado")
+    await api.context.faces.signer.jobs.delete(job_id, actor="op", reason="duplicado")
     async with api.context.sessions() as session:
         [deleted] = (await session.exec(select(OperationalEvent).where(
             OperationalEvent.type == "JobDeleted"))).all()

@@ -7,11 +7,10 @@ import uuid
 import pytest
 from sqlmodel import select
 
-from activities.signer.operator.delete_job import delete_job
+from activities.signer.models.jobs import Job
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree, fingerprint_of
 from shared.db.models import OperationalEvent
-from shared.db.signer_models import Job
 from shared.errors import EsteiraError
 from tests.api.conftest import API_KEY
 
@@ -86,9 +85,8 @@ async def test_deleting_a_completed_job_removes_its_output_and_keeps_a_changed_i
     twin.write_bytes(b"not ours")
     job = await _job(api, "doc.pdf", "Completed", output_path=str(output),
                      input_size=fingerprint.size, input_sha256=fingerprint.sha256)
-    report = await delete_job(JobRepository(api.context.sessions), storage,
-                              await api.context.temporal(), job.id, actor="op@bank",
-                              reason="free the name")
+    report = await api.context.faces.signer.jobs.delete(job.id, actor="op@bank",
+                                                        reason="free the name")
     assert str(output) in report.removed and not output.exists()
     assert twin.exists() and source.exists()
     assert any("changed since staging" in kept for kept in report.kept)
@@ -99,14 +97,12 @@ async def test_deleting_a_completed_job_removes_its_output_and_keeps_a_changed_i
 
 
 async def test_deleting_a_queued_job_cancels_it_first_and_a_running_one_is_refused(api):
-    repository = JobRepository(api.context.sessions)
+    jobs = api.context.faces.signer.jobs
     queued = await _job(api, "q.pdf", "Queued")
-    await delete_job(repository, _storage(api), await api.context.temporal(), queued.id,
-                     actor="op")
+    await jobs.delete(queued.id, actor="op")
     [event] = [e for e in await _events(api) if e.type == "JobDeleted"]
     assert "('q.pdf', Queued, canceled to delete it)" in event.message
     running = await _job(api, "r.pdf", "Processing")
     with pytest.raises(EsteiraError) as refused:
-        await delete_job(repository, _storage(api), await api.context.temporal(), running.id,
-                         actor="op")
+        await jobs.delete(running.id, actor="op")
     assert refused.value.code == "job.not-queued"

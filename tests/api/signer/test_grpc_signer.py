@@ -22,6 +22,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.signer.crypto.samples import make_pdf
+from activities.signer.models.jobs import Job
 from activities.signer.repository import JobRepository
 from services.bootstrap import bootstrap
 from services.composition import compose
@@ -30,7 +31,6 @@ from services.grpc_server.gen.esteira.signer.v1 import signer_pb2_grpc
 from services.grpc_server.main import build_server
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent
-from shared.db.signer_models import Job
 from shared.free_text import MAX_REASON_CHARS
 from shared.settings import Settings
 from shared.temporal import TemporalHandle

@@ -8,10 +8,10 @@ from datetime import timedelta
 
 from sqlalchemy import delete
 
+from activities.signer.models.jobs import Job, JobHistory
 from activities.signer.operator.transitions import GAP_WAIT, TransitionTail
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import utcnow
-from shared.db.signer_models import Job, JobHistory
 
 
 async def _history(sessions, job_id: str, history_id: int, *, at=None) -> None:

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from sqlmodel import select
 
-from activities.signer.operator.instances import InstanceState, list_instances
+from activities.signer.operator import InstanceState, SignerOperations
 from services.status import instance_lines, print_status
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import Instance, OperationalEvent, utcnow
@@ -52,11 +52,12 @@ async def test_instances_are_live_stopped_or_silent_against_the_stale_limit(api)
     await _process(sessions, "retired", state="stopped", seen_ago=5)
     await _process(sessions, "silent", seen_ago=61)
     await _process(sessions, "silent", role="api", pid=3, state="stopped", seen_ago=600)
-    states = {v.name: v.state for v in (await list_instances(sessions, settings)).instances}
+    instances = api.context.faces.signer.instances
+    states = {v.name: v.state for v in (await instances.cluster()).instances}
     assert states == {"live": InstanceState.LIVE, "retired": InstanceState.STOPPED,
                       "silent": InstanceState.NO_SIGNAL}
     # The same rows judged eleven seconds later: `live` fell past the limit.
-    later = await list_instances(sessions, settings, now=utcnow() + timedelta(seconds=11))
+    later = await instances.cluster(now=utcnow() + timedelta(seconds=11))
     assert {v.name: v.state for v in later.instances}["live"] is InstanceState.NO_SIGNAL
     answer = await api.get("/api/instances", headers=AUTH)
     assert answer.status_code == 200
@@ -83,7 +84,9 @@ async def test_stand_down_and_resume_record_the_actor_once_and_survive_a_new_rea
     # Another process (a restart) reads the flag from the store.
     engine = create_engine(api.context.settings.sqlalchemy_url)
     try:
-        fresh = await list_instances(session_factory(engine), api.context.settings)
+        restarted = SignerOperations(api.context.settings, session_factory(engine),
+                                     api.context.temporal)
+        fresh = await restarted.instances.cluster()
     finally:
         await engine.dispose()
     assert {v.name: v.stood_down for v in fresh.instances} == {"node-a": True, "node-b": False}
@@ -155,7 +158,7 @@ async def test_cluster_instance_readiness_line_is_red_when_stood_down_but_not_ga
 @sqlite_only
 async def test_folders_say_which_instance_answered(api):
     _cluster_on(api, "node-z")
-    [inbox] = (await api.get("/api/folders", headers=AUTH)).json()
+    [inbox] = (await api.get("/api/folders", headers=AUTH)).json()["items"]
     assert inbox["name"] == "inbox" and inbox["instance"] == "node-z"
 
 
@@ -168,7 +171,7 @@ async def test_status_lists_instances_with_state_stand_down_and_the_alarm(api, t
     await _process(sessions, "node-b", version="1.1.0")
     await _process(sessions, "node-c", state="stopped", seen_ago=30)
     await api.post("/api/instances/node-b/stand-down", headers=AUTH)
-    text = "\n".join(instance_lines(await list_instances(sessions, settings)))
+    text = "\n".join(instance_lines(await api.context.faces.signer.instances.cluster()))
     assert "(cluster mode; this is node-a; no signal after 60s)" in text
     assert [line.split()[:2] for line in text.splitlines()[2:5]] == [
         ["node-a", "Live"], ["node-b", "Live"], ["node-c", "Stopped"]]

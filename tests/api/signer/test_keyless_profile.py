@@ -36,7 +36,7 @@ async def test_a_keyless_profile_opens_nothing_and_reads_ready(settings, tempora
     monkeypatch.setattr(profile_checks, "open_certificate", no_key)
     with caplog.at_level(logging.WARNING):
         context = await make_context(settings, temporal_env)  # a worker's check runs here
-        rows, panel = await signer_rows_and_panel(settings, context.sessions)
+        rows, panel = await signer_rows_and_panel(context.faces.signer)
     transport = httpx.ASGITransport(app=create_app(context))
     async with httpx.AsyncClient(transport=transport, base_url="http://esteira") as api:
         ready = await api.get("/api/ready")

@@ -7,17 +7,14 @@ import logging
 import httpx
 import pytest
 
-from activities.signer.enqueue import Enqueuer
 from activities.signer.health_reporter import ProfileHealthReporter
 from activities.signer.lacuna.client import LacunaClient
 from activities.signer.lacuna.discovery import SignerFolderScanner
-from activities.signer.repository import JobRepository
-from activities.signer.storage import StorageTree
+from activities.signer.models.jobs import SigningProfile
 from services.app import create_app
 from services.banner_signer import signer_rows_and_panel
 from services.simulators.lacuna import LacunaSimSettings
 from services.simulators.lacuna import create_app as sim_app
-from shared.db.signer_models import SigningProfile
 from shared.settings import SignerSettings
 from tests.api.conftest import API_KEY, make_context
 from tests.support.lacuna import SIM_KEY, remote_profile, write_holder_pki
@@ -58,7 +55,7 @@ async def _check(context, name: str) -> dict:
 
 async def _panel(context, settings) -> str:
     await _worker_checks(context)
-    _, panel = await signer_rows_and_panel(settings, context.sessions)
+    _, panel = await signer_rows_and_panel(context.faces.signer)
     return panel
 
 
@@ -105,9 +102,8 @@ async def test_a_vanished_folder_is_found_by_the_scan_and_fixed_by_rebinding(
                    signer_folder_id="gone")
         assert (await _check(context, "holder"))["ok"] is True  # not known before a scan
         client = LacunaClient.from_settings(settings)
-        repository = JobRepository(context.sessions)
-        scanner = SignerFolderScanner(repository, Enqueuer(
-            repository, StorageTree(settings.storage_root), await context.temporal()), client)
+        signer = context.faces.signer
+        scanner = SignerFolderScanner(signer.repository, signer.enqueuer, client)
         report = await scanner.scan()
         assert report.errors == ["holder: folder gone not found"]
         check = await _check(context, "holder")

@@ -9,8 +9,8 @@ import uuid
 import pytest
 
 from activities.signer.crypto.samples import make_pdf
+from activities.signer.models.jobs import Job, SigningProfile
 from activities.signer.repository import JobRepository
-from shared.db.signer_models import Job, SigningProfile
 from tests.api.conftest import API_KEY
 
 AUTH = {"X-API-Key": API_KEY}
@@ -44,7 +44,7 @@ async def test_pause_and_resume_are_idempotent_and_leave_events(api):
     assert (await api.post("/api/pipeline/resume", headers=AUTH)).status_code == 200
     events = (await api.get("/api/events", params={"type": ["PipelinePaused",
                                                            "PipelineResumed"]},
-                            headers=AUTH)).json()
+                            headers=AUTH)).json()["items"]
     assert [e["message"] for e in events] == [
         "Pipeline resumed by operator.",
         "Pipeline paused by operator. Reason: Manutenção trimestral."]
@@ -66,7 +66,7 @@ async def test_a_pause_and_a_resume_racing_have_one_winner_and_the_loser_records
             if answer.status_code == 409:
                 assert answer.json()["code"] == "pipeline.race-lost"
     events = (await api.get("/api/events", params={"type": "PipelinePaused"},
-                            headers=AUTH)).json()
+                            headers=AUTH)).json()["items"]
     assert len(events) == 6, "exactly one pause event per round"
 
 
@@ -213,10 +213,11 @@ async def test_jobs_list_filters_and_pages_with_a_cursor(api):
 
 async def test_folders_and_profiles(api):
     folders = (await api.get("/api/folders", headers=AUTH)).json()
-    assert folders == [{"name": "inbox", "path": str(_inbox(api)), "status": "Running",
+    assert folders["nextCursor"] is None
+    assert folders["items"] == [{"name": "inbox", "path": str(_inbox(api)), "status": "Running",
                         "profileName": "default", "lastError": None, "lastScanAt": None,
                         "instance": socket.gethostname()}]
-    [profile] = (await api.get("/api/profiles", headers=AUTH)).json()
+    [profile] = (await api.get("/api/profiles", headers=AUTH)).json()["items"]
     assert profile["name"] == "default" and profile["inputFolder"] == "inbox"
     assert "password" not in str(profile).lower().replace("pfxpasswordenv", "")
 

@@ -7,8 +7,8 @@ from unittest import mock
 import httpx
 import pytest
 
+from activities.signer.models.jobs import SigningProfile
 from services.app import create_app
-from shared.db.signer_models import SigningProfile
 from tests.api.conftest import API_KEY, make_context
 from tests.dashboard.conftest import sign_in
 
@@ -32,7 +32,8 @@ async def test_a_module_outside_the_allow_list_is_refused_with_its_code(settings
                                  json=_token_profile(str(uploaded)))
         listed = await api.post("/api/profiles", headers=AUTH,
                                 json=_token_profile(allowed, "hsm"))
-        profiles = {p["name"] for p in (await api.get("/api/profiles", headers=AUTH)).json()}
+        profiles = {p["name"]
+                    for p in (await api.get("/api/profiles", headers=AUTH)).json()["items"]}
     assert refused.status_code == 422
     assert refused.json()["code"] == "profile.pkcs11-module-not-allowed"
     assert "ESTEIRA_SIGNING__PKCS11_MODULES" in refused.json()["message"]

@@ -7,11 +7,11 @@ import logging
 
 import httpx
 
+from activities.signer.contracts.jobs import SignatureFormat
 from activities.signer.crypto.policy_catalogue import catalogue_policy
 from activities.signer.health_reporter import ProfileHealthReporter
 from services.app import create_app
 from services.banner_signer import signer_rows_and_panel
-from shared.contracts.signer import SignatureFormat
 from tests.api.conftest import API_KEY, make_context
 from tests.support.policy_documents import write_policy
 from tests.support.profiles import update_default_profile
@@ -28,8 +28,8 @@ async def _boot(context) -> tuple[dict, str, dict]:
         profiles = await api.get("/api/profiles", headers=AUTH)
     assert ready.status_code == 200, "a degraded profile never fails readiness"
     check = next(c for c in ready.json()["checks"] if c["name"] == "signing-profile:default")
-    rows, panel = await signer_rows_and_panel(context.settings, context.sessions)
-    [default] = [p for p in profiles.json() if p["name"] == "default"]
+    rows, panel = await signer_rows_and_panel(context.faces.signer)
+    [default] = [p for p in profiles.json()["items"] if p["name"] == "default"]
     return check, render_rows(rows) + "\n" + panel, default
 
 

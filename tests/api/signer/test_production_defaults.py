@@ -32,7 +32,7 @@ async def test_no_profile_is_reported_not_ready_and_signs_nothing(settings, temp
     assert (upload.status_code, upload.json()["code"]) == (404, "profile.not-found")
     assert jobs.json()["items"] == []
     assert not (settings.data_dir / "pki").exists()
-    rows, panel = await signer_rows_and_panel(settings, context.sessions)
+    rows, panel = await signer_rows_and_panel(context.faces.signer)
     assert dict(rows)["signing"].startswith("NOT READY (signing-profile:none)")
     assert "(none)" in panel
     await context.engine.dispose()

@@ -6,9 +6,9 @@ import logging
 
 import httpx
 
+from activities.signer.models.jobs import SigningProfile
 from services.app import create_app
 from services.banner_signer import signer_rows_and_panel
-from shared.db.signer_models import SigningProfile
 from tests.api.conftest import API_KEY, make_context
 
 AUTH = {"X-API-Key": API_KEY}
@@ -47,7 +47,7 @@ async def test_the_banner_warns_about_a_profile_bound_to_a_folder_not_configured
         settings, temporal_env, caplog):
     context = await _with_stale_binding(settings, temporal_env)
     with caplog.at_level(logging.WARNING, logger="esteira.banner"):
-        _, panel = await signer_rows_and_panel(settings, context.sessions)
+        _, panel = await signer_rows_and_panel(context.faces.signer)
     await context.engine.dispose()
     assert panel.endswith(f"\nWARN {STALE}")
     assert panel.count("WARN profile") == 1, "the profile bound to inbox is fine"

@@ -20,7 +20,7 @@ def settings(settings):
 
 
 async def _events(api, type_):
-    return (await api.get("/api/events", params={"type": type_}, headers=AUTH)).json()
+    return (await api.get("/api/events", params={"type": type_}, headers=AUTH)).json()["items"]
 
 
 async def test_creating_a_profile_with_a_free_folder_is_audited_by_folder_name(api):
@@ -75,7 +75,7 @@ async def test_two_saves_picking_the_same_folder_leave_one_owner(api):
     assert sorted(a.status_code for a in answers) == [200, 409]
     loser = next(a for a in answers if a.status_code == 409).json()
     assert loser["code"] == "profile.folder-taken"
-    owners = [p["name"] for p in (await api.get("/api/profiles", headers=AUTH)).json()
+    owners = [p["name"] for p in (await api.get("/api/profiles", headers=AUTH)).json()["items"]
               if p["inputFolder"] == "remessas"]
     assert len(owners) == 1 and owners[0] in loser["message"]
 
@@ -87,3 +87,24 @@ async def test_invalid_edits_are_refused(api):
     assert (name.status_code, name.json()["code"]) == (422, "profile.invalid")
 
 
+
+
+async def test_a_profile_level_is_edited_with_its_tsas_and_refused_when_unreachable(api):
+    no_tsa = await api.patch("/api/profiles/default", headers=AUTH,
+                             json={"format": "pades", "signature_level": "B-LT"})
+    assert (no_tsa.status_code, no_tsa.json()["code"]) == (422, "profile.invalid")
+    assert "needs a timestamp block" in no_tsa.json()["message"]
+    xades = await api.patch("/api/profiles/default", headers=AUTH, json={
+        "format": "xades", "signature_level": "B-T", "timestamp": {"urls": ["http://t/"]}})
+    assert (xades.status_code, xades.json()["code"]) == (422, "profile.invalid")
+    edited = await api.patch("/api/profiles/default", headers=AUTH, json={
+        "format": "pades", "signature_level": "B-LT",
+        "timestamp": {"urls": ["http://tsa.example/"], "auth": "bearer",
+                      "token_env": "TSA_TOKEN"}})
+    assert edited.status_code == 200, edited.text
+    shown = edited.json()
+    assert shown["signatureLevel"] == "B-LT"
+    assert shown["effectiveLevel"] == "B-LT (TSA http://tsa.example/; sha256; auth bearer ***)"
+    assert shown["timestamp"]["timeout_seconds"] == 10.0, "stored as validated"
+    [event] = await _events(api, "ProfileEdited")
+    assert "B-B → B-LT" in event["message"]

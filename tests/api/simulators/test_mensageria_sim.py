@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 from services.simulators.mensageria import create_app
+from services.simulators.oauth import IssuedBearer
 
 ORDERS = "/v1/sisbajud/execution/orders"
 ORDER = {
@@ -18,10 +19,12 @@ ORDER = {
 RESULT = {"executionState": "RESOLVED", "effect": "FULL", "reasonCode": "BLOCKED_TOTAL"}
 
 
-def _client(app, token: str | None = "m2m") -> httpx.AsyncClient:
+def _client(app, token: str | None = None, *, authed: bool = True) -> httpx.AsyncClient:
+    """Tokens the simulator issued; `token`: that bearer instead; `authed=False`: none."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://mensageria", headers=headers
+        transport=httpx.ASGITransport(app=app), base_url="http://mensageria", headers=headers,
+        auth=IssuedBearer(app) if authed and not token else None,
     )
 
 
@@ -65,9 +68,9 @@ async def test_a_new_revision_replaces_the_order_and_clears_a_withdrawal(mensage
 
 @pytest.mark.asyncio
 async def test_missing_or_wrong_bearer_token_is_401():
-    app = create_app(tokens=["m2m"])
+    app = create_app()
     async with (
-        _client(app, token=None) as anonymous,
+        _client(app, authed=False) as anonymous,
         _client(app, token="other") as wrong,
         _client(app) as good,
     ):

@@ -22,7 +22,7 @@ def _account(alias: str, type_: str = "sisbajud_block") -> dict:
 
 @pytest.mark.asyncio
 async def test_requests_without_a_bearer_token_get_lib_auths_401():
-    async with client(create_app(), token=None) as http:
+    async with client(create_app(), authed=False) as http:
         ref = await bootstrap(http)  # /_sim needs no token
         response = await http.get(f"{ref.base}/accounts")
     assert response.status_code == 401
@@ -30,12 +30,15 @@ async def test_requests_without_a_bearer_token_get_lib_auths_401():
 
 
 @pytest.mark.asyncio
-async def test_an_opaque_token_outside_the_configured_list_gets_lib_auths_401():
-    app = create_app(tokens=["good"])
-    async with client(app, token="bad") as bad, client(app, token="good") as good:
-        ref = await bootstrap(good)
-        refused = await bad.get(f"{ref.base}/accounts")
-        accepted = await good.get(f"{ref.base}/accounts")
+async def test_by_default_an_opaque_bearer_gets_lib_auths_401_and_an_issued_jwt_passes():
+    # Midaz reads every bearer as a JWT (lib-auth): a simulator that let an opaque one through
+    # would hide an executor that never asked the auth service.
+    app = create_app()
+    async with client(app, authed=False) as bare, client(app) as issued:
+        ref = await bootstrap(issued)
+        refused = await bare.get(f"{ref.base}/accounts",
+                                 headers={"Authorization": "Bearer sim-token"})
+        accepted = await issued.get(f"{ref.base}/accounts")
     assert refused.status_code == 401 and refused.text == "Unauthorized"
     assert accepted.status_code == 200
 

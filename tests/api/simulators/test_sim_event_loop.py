@@ -52,7 +52,7 @@ async def test_the_mensageria_calls_of_an_order_run_on_the_event_loop(thread_hop
     order = {"orderId": "0190a1b2c3d4e5f60718293a4b5c6d7e", "revision": 1,
              "operation": "BLOQUEIO", "amount": "10.00", "subject": {"document": "12345678900"}}
     app = mensageria_app()
-    async with client(app, token="m2m") as http:
+    async with client(app) as http:
         assert (await http.post("/_sim/orders", json=order)).status_code == 201
         thread_hops.clear()
 

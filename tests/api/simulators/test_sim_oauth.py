@@ -24,9 +24,9 @@ MENSAGERIA_API = "/v1/sisbajud/execution/orders/o-1"
 async def sim(request):
     """A strict simulator client and the API path that needs a token."""
     if request.param == "midaz":
-        app, path = midaz_app(tokens=(), clients=CLIENTS), MIDAZ_API
+        app, path = midaz_app(clients=CLIENTS), MIDAZ_API
     else:
-        app, path = mensageria_app(tokens=(), clients=CLIENTS), MENSAGERIA_API
+        app, path = mensageria_app(clients=CLIENTS), MENSAGERIA_API
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://sim") as c:
         if request.param == "midaz":
             (await c.post("/_sim/bootstrap", json={"organizationId": ORG, "ledgerId": LEDGER})
@@ -131,7 +131,7 @@ async def test_missing_wrong_and_expired_tokens_get_401(sim):
 
 
 async def test_midaz_tokens_expire_on_the_simulated_clock():
-    app = midaz_app(tokens=(), clients=CLIENTS, token_ttl_s=60)
+    app = midaz_app(clients=CLIENTS, token_ttl_s=60)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://sim") as c:
         await c.post("/_sim/bootstrap", json={"organizationId": ORG, "ledgerId": LEDGER})
         token = (await c.post("/oauth/token", auth=("exec", "exec-secret"),
@@ -141,16 +141,6 @@ async def test_midaz_tokens_expire_on_the_simulated_clock():
         app.state.sim.clock.advance(61)
         refused = await c.get(MIDAZ_API, headers=bearer)
     assert (refused.status_code, refused.text) == (401, "Unauthorized")
-
-
-async def test_the_ledger_reports_its_owner_in_metadata():
-    app = midaz_app()
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://sim",
-                                 headers={"Authorization": "Bearer any"}) as c:
-        await c.post("/_sim/bootstrap", json={"organizationId": ORG, "ledgerId": LEDGER,
-                                              "ledgerMetadata": {"sisbajudOwner": "exec-7"}})
-        ledger = (await c.get(MIDAZ_API)).json()
-    assert ledger["metadata"] == {"sisbajudOwner": "exec-7"}
 
 
 def test_the_client_flag():

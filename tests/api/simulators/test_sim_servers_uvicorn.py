@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from services.simulators.hub.__main__ import main as hub_cli
 from services.simulators.mensageria import create_app as mensageria_app
 from services.simulators.midaz import create_app as midaz_app
+from services.simulators.oauth import IssuedBearer
 from services.webhook_gateway.signature import StandardWebhooksV1
 from tests.support.sisbajud import serve
 
@@ -20,8 +21,8 @@ SECRET = "whsec_" + base64.b64encode(b"uvicorn test secret 24b!").decode()
 
 def test_midaz_lost_response_times_the_client_out_and_the_retry_replays():
     with (
-        serve(midaz_app(tokens=["t"])) as url,
-        httpx.Client(base_url=url, headers={"Authorization": "Bearer t"}) as http,
+        serve(app := midaz_app()) as url,
+        httpx.Client(base_url=url, auth=IssuedBearer(app)) as http,
     ):
         ids = http.post("/_sim/bootstrap", json={}).json()
         base = f"/v1/organizations/{ids['organizationId']}/ledgers/{ids['ledgerId']}"
@@ -56,8 +57,8 @@ def test_midaz_lost_response_times_the_client_out_and_the_retry_replays():
 
 def test_mensageria_serves_orders_and_records_results_over_http():
     with (
-        serve(mensageria_app()) as url,
-        httpx.Client(base_url=url, headers={"Authorization": "Bearer m2m"}) as http,
+        serve(app := mensageria_app()) as url,
+        httpx.Client(base_url=url, auth=IssuedBearer(app)) as http,
     ):
         http.post("/_sim/orders", json={"orderId": "o1", "revision": 2})
         assert http.get("/v1/sisbajud/execution/orders/o1").json()["revision"] == 2

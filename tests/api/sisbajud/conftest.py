@@ -11,13 +11,13 @@ import pytest
 import pytest_asyncio
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
-from activities.sisbajud.operator.order_lookup import MensageriaLookup, OrderLookup
-from activities.sisbajud.orders import OrderActivities
+from activities.sisbajud.operator import SisbajudOperations
 from services.simulators.mensageria import create_app as mensageria_app
 from services.webhook_gateway.app import GatewayDeps, create_app
 from services.webhook_gateway.signature import StandardWebhooksV1
 from shared.db.engine import create_engine, session_factory
 from shared.settings import Settings
+from shared.temporal import TemporalHandle
 from tests.support.sisbajud import serve
 
 SECRET = "whsec_" + base64.b64encode(b"current gateway secret, 32 bytes").decode()
@@ -80,11 +80,15 @@ def mensageria(mensageria_server: MensageriaSim) -> MensageriaSim:
     return mensageria_server
 
 
-def lookup_for(settings: Settings, sessions: async_sessionmaker,
-               http: httpx.AsyncClient) -> MensageriaLookup:
-    """The gateway's order lookup as `esteira webhook` wires it."""
-    return MensageriaLookup(OrderActivities(settings, sessions, http),
-                            timeout_s=settings.sisbajud.webhook_fetch_timeout_seconds)
+async def no_temporal():
+    """The gateway's Temporal: never asked for a client."""
+    raise AssertionError("the gateway never asks Temporal")
+
+
+def face_for(settings: Settings, sessions: async_sessionmaker,
+             http: httpx.AsyncClient) -> SisbajudOperations:
+    """The gateway's SISBAJUD face as `esteira webhook` composes it, on `http`."""
+    return SisbajudOperations(settings, sessions, TemporalHandle(no_temporal), http=http)
 
 
 def on_mensageria(settings: Settings, url: str) -> Settings:
@@ -105,27 +109,27 @@ async def sessions(settings):
 
 
 @pytest_asyncio.fixture
-async def orders(settings, sessions, mensageria) -> AsyncIterator[OrderLookup]:
-    """Order lookups against the loopback simulator over real HTTP."""
+async def face(settings, sessions, mensageria) -> AsyncIterator[SisbajudOperations]:
+    """The face on the test's store, fetching from the loopback simulator over real HTTP."""
     async with httpx.AsyncClient(timeout=FETCH_TIMEOUT_S) as http:
-        yield lookup_for(on_mensageria(settings, mensageria.url), sessions, http)
+        yield face_for(on_mensageria(settings, mensageria.url), sessions, http)
 
 
-def gateway_client(sessions, orders: OrderLookup,
+def gateway_client(face: SisbajudOperations,
                    secrets=(SECRET, OLD_SECRET)) -> httpx.AsyncClient:
     """An HTTP client on a gateway that accepts `secrets` (the current one first)."""
     scheme = StandardWebhooksV1(list(secrets), max_skew_s=MAX_SKEW_S)
-    app = create_app(GatewayDeps(scheme, sessions, orders))
+    app = create_app(GatewayDeps(scheme, face))
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway")
 
 
 def world_gateway(world) -> httpx.AsyncClient:
     """A gateway on a `tests.support.sisbajud.World`: its store and in-process Mensageria."""
-    return gateway_client(world.sessions, lookup_for(world.settings, world.sessions, world.http))
+    return gateway_client(face_for(world.settings, world.sessions, world.http))
 
 
 @pytest_asyncio.fixture
-async def gateway(sessions, orders) -> AsyncIterator[httpx.AsyncClient]:
+async def gateway(face) -> AsyncIterator[httpx.AsyncClient]:
     """The gateway with the current and the previous secret configured."""
-    async with gateway_client(sessions, orders) as client:
+    async with gateway_client(face) as client:
         yield client

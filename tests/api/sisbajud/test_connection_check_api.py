@@ -23,8 +23,8 @@ SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"])
 def _simulators(settings) -> httpx.AsyncClient:
     midaz = f"http://{settings.host}:{settings.ports.midaz}"
     mensageria = f"http://{settings.host}:{settings.ports.mensageria}"
-    return httpx.AsyncClient(mounts={midaz: httpx.ASGITransport(midaz_app(tokens=())),
-                                     mensageria: httpx.ASGITransport(mensageria_app(tokens=()))})
+    return httpx.AsyncClient(mounts={midaz: httpx.ASGITransport(midaz_app()),
+                                     mensageria: httpx.ASGITransport(mensageria_app())})
 
 
 async def _check(api) -> dict:

@@ -8,11 +8,11 @@ import base64
 import grpc
 import pytest
 
+from activities.sisbajud.models import SisbajudAlarm, SisbajudHumanDecision, SisbajudOutbox
 from services.dashboard.passwords import hash_password
 from services.grpc_server.auth import ApiKeyInterceptor
 from services.grpc_server.gen.esteira.v1 import sisbajud_pb2, sisbajud_pb2_grpc
 from services.grpc_server.sisbajud import SisbajudServicer
-from shared.db.sisbajud_models import SisbajudAlarm, SisbajudHumanDecision, SisbajudOutbox
 from shared.settings import OperatorAccount
 from tests.api.conftest import API_KEY
 from tests.api.signer.test_grpc_signer import refused
@@ -46,7 +46,7 @@ async def test_requeue_acknowledge_and_two_people_over_grpc(api, settings):
             await session.refresh(row)
     server = grpc.aio.server(interceptors=[ApiKeyInterceptor(API_KEY)])
     sisbajud_pb2_grpc.add_SisbajudServiceServicer_to_server(
-        SisbajudServicer(settings, api.context.sessions, api.context.temporal, API_KEY), server)
+        SisbajudServicer(api.context.faces.sisbajud, API_KEY), server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     why = "checked with the court clerk"

@@ -9,11 +9,11 @@ import pytest
 import pytest_asyncio
 from sqlalchemy.exc import OperationalError
 
+from activities.sisbajud.models import SisbajudNotice, SisbajudOrder
 from services.simulators.hub.redelivery import RETRY_SCHEDULE, deliver
 from services.webhook_gateway.app import WEBHOOK_PATH, GatewayDeps, create_app
 from services.webhook_gateway.signature import StandardWebhooksV1
-from shared.db.sisbajud_models import SisbajudNotice, SisbajudOrder
-from tests.api.sisbajud.conftest import MAX_SKEW_S, SECRET, lookup_for
+from tests.api.sisbajud.conftest import MAX_SKEW_S, SECRET, face_for
 from tests.support.sisbajud import World, new_order_id, sisbajud_settings, stored
 
 URL = f"http://gateway{WEBHOOK_PATH}"
@@ -124,8 +124,8 @@ async def test_503s_and_a_lost_answer_end_in_one_notice_and_one_order(world, tem
     (await world.mensageria.post("/_sim/faults", json={
         "route": "orders.get", "kind": "status", "status": 503})).raise_for_status()
     store = FlakyStore(world.sessions)
-    app = create_app(GatewayDeps(StandardWebhooksV1([SECRET], max_skew_s=MAX_SKEW_S), store,
-                                 lookup_for(world.settings, world.sessions, world.http)))
+    app = create_app(GatewayDeps(StandardWebhooksV1([SECRET], max_skew_s=MAX_SKEW_S),
+                                 face_for(world.settings, store, world.http)))
     transport = LosingAnswers(httpx.ASGITransport(app=app))
 
     def before_attempt(number: int) -> None:

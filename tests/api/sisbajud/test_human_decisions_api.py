@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from activities.sisbajud.models import SisbajudHumanDecision
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudHumanDecision
 from tests.api.conftest import API_KEY
 from tests.support.sisbajud import World, new_order_id, sisbajud_settings
 from tests.support.sisbajud_states import finals

@@ -9,10 +9,8 @@ from decimal import Decimal
 import pytest
 from sqlmodel import select
 
-from activities.sisbajud.store import record_notice
-from services.dashboard.passwords import hash_password
-from shared.db.models import OperationalEvent
-from shared.db.sisbajud_models import (
+from activities.sisbajud.contracts.orders import block_account_alias
+from activities.sisbajud.models import (
     SisbajudAlarm,
     SisbajudHumanDecision,
     SisbajudNotice,
@@ -20,6 +18,10 @@ from shared.db.sisbajud_models import (
     SisbajudOrphan,
     SisbajudOutbox,
 )
+from activities.sisbajud.store import record_notice
+from services.dashboard.passwords import hash_password
+from services.simulators.midaz.testkit import send
+from shared.db.models import OperationalEvent
 from shared.settings import OperatorAccount
 from tests.api.conftest import API_KEY
 from tests.support.sisbajud import World, new_order_id, sisbajud_settings, stored
@@ -252,10 +254,18 @@ async def test_two_people_release_held_money_on_a_running_order(api, operators, 
             (decision,) = await stored(world, SisbajudHumanDecision, order_id=order_id)
             assert decision.disposition == "HELD_MONEY_MOVED"
             url = f"/api/sisbajud/human-decisions/{decision.id}/resolution"
+            # A transaction Midaz does not show: the decision stays open, nothing guessed.
             assert (await api.post(url, json=HELD, headers=_as("ana"))).status_code == 202
-            _refused(await api.post(url, json=HELD, headers=_as("ana")), 409,
+            _refused(await api.post(url, json=HELD, headers=_as("bruno")), 409,
+                     "sisbajud.transaction-unproven")
+            # The one the people found in the ledger: 30 moved into the block account.
+            moved = await world.midaz.post(f"{world.ledger.base}/transactions/json", json=send(
+                {"@two": "30"}, {block_account_alias(order_id): "30"}))
+            held = {**HELD, "transactionId": moved.json()["id"]}
+            assert (await api.post(url, json=held, headers=_as("ana"))).status_code == 202
+            _refused(await api.post(url, json=held, headers=_as("ana")), 409,
                      "sisbajud.same-actor")
-            done = await api.post(url, json=HELD, headers=_as("bruno"))
+            done = await api.post(url, json=held, headers=_as("bruno"))
             assert done.status_code == 200, done.text
             assert done.json()["resultKey"] == f"{order_id}:1:1"
             await handle.result()

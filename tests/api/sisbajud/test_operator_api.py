@@ -5,15 +5,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 from activities.sisbajud.metrics import NOTICES
-from activities.sisbajud.store import record_notice
-from shared.db.models import utcnow
-from shared.db.sisbajud_models import (
+from activities.sisbajud.models import (
     SisbajudHumanDecision,
     SisbajudInstitution,
     SisbajudOrder,
     SisbajudOrphan,
     SisbajudOutbox,
 )
+from activities.sisbajud.store import record_notice
+from shared.db.models import utcnow
 from tests.api.conftest import API_KEY
 
 AUTH = {"X-API-Key": API_KEY}

@@ -10,13 +10,15 @@ import httpx
 import pytest
 from sqlmodel import select
 
+from activities.sisbajud.models import SisbajudAlarm, SisbajudNotice
+from activities.sisbajud.operator import SisbajudOperations
 from services.simulators.hub.notice import build_notice, encode
 from services.simulators.hub.sender import prepare_notice
+from services.simulators.hub.signing import signature_header
 from services.webhook_gateway.app import WEBHOOK_PATH
 from services.webhook_gateway.body_limit import MAX_WEBHOOK_BODY
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent
-from shared.db.sisbajud_models import SisbajudAlarm, SisbajudNotice
 from tests.api.sisbajud.conftest import MAX_SKEW_S, OLD_SECRET, SECRET, gateway_client
 
 ORDER = "0190a1b2-c3d4-7e5f-8071-8293a4b5c6d7"
@@ -124,8 +126,8 @@ async def test_rotation_accepts_the_previous_secret_and_any_matching_entry(gatew
     assert sorted(n.secret_index for n in notices) == [0, 1]
 
 
-async def test_a_retired_secret_is_refused(sessions, orders):
-    async with gateway_client(sessions, orders, secrets=[SECRET]) as gateway:
+async def test_a_retired_secret_is_refused(face):
+    async with gateway_client(face, secrets=[SECRET]) as gateway:
         response = await _post(gateway, secret=OLD_SECRET)
     assert response.status_code == 401
 
@@ -164,7 +166,7 @@ async def test_signed_but_unusable_body_is_200_parked_with_an_alarm(gateway, ses
     assert len((await _stored(sessions))[1]) == len(UNUSABLE)
 
 
-async def test_store_down_is_503_with_retry_after(settings, tmp_path, backend, orders):
+async def test_store_down_is_503_with_retry_after(settings, tmp_path, backend, face):
     if backend == "sqlite":
         url = f"sqlite+aiosqlite:///{tmp_path}"  # a directory: the file can't be opened
     else:
@@ -172,7 +174,8 @@ async def test_store_down_is_503_with_retry_after(settings, tmp_path, backend, o
             settings.sqlalchemy_url.split("@")[1].split("/")[0], "127.0.0.1:1") + "/nowhere"
     engine = create_engine(url)
     try:
-        async with gateway_client(session_factory(engine), orders) as gateway:
+        down = SisbajudOperations(face.settings, session_factory(engine), face.temporal)
+        async with gateway_client(down) as gateway:
             response = await _post(gateway)
     finally:
         await engine.dispose()
@@ -188,12 +191,36 @@ async def test_an_overlong_webhook_id_is_still_recorded_once(gateway, sessions):
     assert notice.webhook_id.startswith("sha256:")
 
 
-async def test_a_signed_timestamp_that_is_no_unix_time_is_401_and_nothing_is_written(
+async def test_a_signed_timestamp_that_is_no_unix_time_is_accepted_out_of_skew_with_a_warning(
+        gateway, sessions, caplog):
+    # The seed accepts a delivery off EXECUTOR_HUB_WEBHOOK_MAX_SKEW_SEC and logs a warning; a
+    # 401 (or a 500) would make the Hub redeliver it for its whole schedule.
+    body = encode(build_notice(ORDER, 1, occurred_at=EVENT_AT))
+    odd = {"msg_far_0": str(10**39), "msg_far_1": "253402300800", "msg_far_2": "yesterday"}
+    with caplog.at_level(logging.WARNING, logger="esteira.webhook"):
+        for msg_id, timestamp in odd.items():
+            response = await gateway.post(WEBHOOK_PATH, content=body, headers={
+                "content-type": "application/json", "webhook-id": msg_id,
+                "webhook-timestamp": timestamp,
+                "webhook-signature": signature_header([SECRET], msg_id, timestamp, body)})
+            assert response.status_code == 200, (timestamp, response.text)
+            assert response.json() == {"status": "accepted", "webhookId": msg_id}
+    notices, alarms = await _stored(sessions)
+    assert sorted((n.webhook_id, n.state, n.skewed, n.skew_s) for n in notices) == [
+        (msg_id, "ACCEPTED", True, None) for msg_id in odd]
+    assert alarms == []
+    warned = [r.getMessage() for r in caplog.records if "no Unix time" in r.getMessage()]
+    assert len(warned) == 3 and "EXECUTOR_HUB_WEBHOOK_MAX_SKEW_SEC" in warned[0]
+
+
+async def test_an_odd_timestamp_without_a_valid_signature_is_401_and_nothing_is_written(
         gateway, sessions):
-    for index, timestamp in enumerate((10**39, 253_402_300_800)):  # 40 digits; past 9999
-        response = await _post(gateway, timestamp=timestamp, msg_id=f"msg_far_{index}")
-        assert response.status_code == 401, timestamp
-        assert response.json()["code"] == "signature.malformed-timestamp"
+    body = encode(build_notice(ORDER, 1, occurred_at=EVENT_AT))
+    timestamp = str(10**39)
+    response = await gateway.post(WEBHOOK_PATH, content=body, headers={
+        "webhook-id": "msg_forged", "webhook-timestamp": timestamp,
+        "webhook-signature": signature_header([SECRET], "msg_forged", "1", body)})
+    assert response.status_code == 401 and response.json()["code"] == "signature.no-match"
     assert await _stored(sessions) == ([], [])
 
 

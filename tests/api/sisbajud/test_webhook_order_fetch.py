@@ -11,23 +11,28 @@ import pytest_asyncio
 from sqlalchemy import text, update
 from sqlmodel import select
 
-from activities.sisbajud.notices import settle_notice
-from activities.sisbajud.store import record_notice
-from services.simulators.hub.notice import build_notice, encode
-from services.simulators.hub.sender import prepare_notice
-from services.webhook_gateway.app import WEBHOOK_PATH
-from shared.contracts.sisbajud import AlarmCode
-from shared.db.models import OperationalEvent
-from shared.db.sisbajud_models import (
+from activities.sisbajud.contracts.orders import AlarmCode, FetchStatus
+from activities.sisbajud.models import (
     SisbajudAlarm,
     SisbajudNotice,
     SisbajudOrder,
     SisbajudOutbox,
 )
+from activities.sisbajud.notices import settle_notice
+from activities.sisbajud.operator import SisbajudOperations
+from activities.sisbajud.store import record_notice
+from services.simulators.hub.notice import build_notice, encode
+from services.simulators.hub.sender import prepare_notice
+from services.simulators.mensageria import create_app as mensageria_app
+from services.webhook_gateway.app import WEBHOOK_PATH
+from shared.db.models import OperationalEvent
+from shared.temporal import TemporalHandle
 from tests.api.sisbajud.conftest import (
     SECRET,
+    MensageriaSim,
+    face_for,
     gateway_client,
-    lookup_for,
+    no_temporal,
     on_mensageria,
 )
 from tests.support.ports import free_ports
@@ -78,19 +83,45 @@ async def test_mensageria_failing_is_503_and_the_redelivery_is_recorded_once(
 
 
 async def test_network_refused_is_503_and_the_redelivery_is_recorded_once(
-        settings, sessions, mensageria, orders):
+        settings, sessions, mensageria, face):
     order_id = new_order_id()
     mensageria.order(order_id)
     nowhere = on_mensageria(settings, f"http://127.0.0.1:{free_ports(1)[0]}")
     async with httpx.AsyncClient() as http, \
-            gateway_client(sessions, lookup_for(nowhere, sessions, http)) as cut_off:
+            gateway_client(face_for(nowhere, sessions, http)) as cut_off:
         first = await _post(cut_off, order_id, "msg_refused")
     assert _unavailable(first), first.text
-    async with gateway_client(sessions, orders) as gateway:
+    async with gateway_client(face) as gateway:
         again = await _post(gateway, order_id, "msg_refused")
     assert again.status_code == 200 and again.json()["status"] == "duplicate"
     (notice,) = await _rows(sessions, SisbajudNotice)
     assert notice.state == "ACCEPTED"
+
+
+@SQLITE_ONLY
+async def test_the_face_fetches_every_delivery_on_one_client_and_one_token(settings, sessions):
+    # As `esteira webhook` composes it: no client given, so the face opens one and keeps it.
+    app = mensageria_app()
+    with serve(app) as url:
+        sim = MensageriaSim(url)
+        near = on_mensageria(settings, url)
+        # Room for a token on each fetch, so only the count of token requests tells.
+        near.sisbajud.webhook_fetch_timeout_seconds = 5.0
+        face = SisbajudOperations(near, sessions, TemporalHandle(no_temporal))
+        try:
+            async with gateway_client(face) as gateway:
+                for index in range(3):
+                    order_id = new_order_id()
+                    sim.order(order_id)
+                    answer = await _post(gateway, order_id, f"msg_one_client_{index}")
+                    assert answer.json()["status"] == "accepted", answer.text
+            assert app.state.oauth.requests == 1
+            await face.aclose()  # the client goes; a later fetch opens (and signs in) anew
+            fetched = await face.deliveries.fetch(order_id)
+            assert (fetched.status, app.state.oauth.requests) == (FetchStatus.FOUND, 2)
+        finally:
+            await face.aclose()
+            sim.close()
 
 
 @SQLITE_ONLY
@@ -205,7 +236,7 @@ async def test_a_withdrawn_order_is_200_and_nothing_reaches_the_ledger(world, te
         await world.mensageria.post(f"/_sim/orders/{order_id}/withdraw", json={"status": status})
     await world.order(live, amount="5")
     with serve(world.mensageria_app) as url:
-        async with httpx.AsyncClient() as http, gateway_client(world.sessions, lookup_for(
+        async with httpx.AsyncClient() as http, gateway_client(face_for(
                 on_mensageria(world.settings, url), world.sessions, http)) as gateway:
             answers = [(await _post(gateway, order_id, f"msg_{status}")).json()["status"]
                        for status, order_id in gone.items()]

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from activities.pickup.authorizations import decide_person
+from activities.pickup.contracts.board import DrainBatchInput, Outbox, SubjectKind
 from activities.pickup.credentials import drop_credentials, put_credential
 from activities.pickup.ledger import LedgerDelivery
-from shared.contracts.pickup import DrainBatchInput, Outbox, SubjectKind
+from activities.pickup.models import LedgerEntry
 from shared.db.models import utcnow
-from shared.db.pickup_models import LedgerEntry
 from shared.errors import EsteiraError
 from tests.support.pickup import TURNSTILE_URL, simulated_turnstile
 

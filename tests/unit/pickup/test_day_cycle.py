@@ -5,9 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 
 from activities.pickup.board import confirm_pickup, mark_ready, signal_arrival
-from activities.pickup.day_cycle import DayCycle
-from activities.pickup.school_day import day_begins, day_bounds, school_day_of
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     DAY_START_REASON,
     ArrivalStatus,
     PickupState,
@@ -15,7 +13,8 @@ from shared.contracts.pickup import (
     TimerInput,
     TimerKind,
 )
-from shared.db.pickup_models import (
+from activities.pickup.day_cycle import DayCycle
+from activities.pickup.models import (
     Arrival,
     AuditEntry,
     BoardEvent,
@@ -23,6 +22,7 @@ from shared.db.pickup_models import (
     School,
     Student,
 )
+from activities.pickup.school_day import day_begins, day_bounds, school_day_of
 
 # Monday 2030-03-04, 15:00 in São Paulo (UTC-3, no DST since 2019) and 14:00 in Manaus (UTC-4).
 MONDAY = datetime(2030, 3, 4, 18, 0, tzinfo=UTC)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from activities.pickup.access import delete_expired_links
+from activities.pickup.contracts.board import DrainBatchInput, Kind, Outbox
 from activities.pickup.ledger import LedgerDelivery
-from shared.contracts.pickup import DrainBatchInput, Kind, Outbox
+from activities.pickup.models import LedgerEntry
 from shared.db.models import utcnow
-from shared.db.pickup_models import LedgerEntry
 from tests.support.pickup import TURNSTILE_URL, simulated_turnstile
 
 CARD, QR = 4_294_967_301, "qr-maria"

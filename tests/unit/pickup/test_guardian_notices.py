@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from activities.pickup.contracts.board import TimerInput, TimerKind
+from activities.pickup.models import EarlyRelease, Notification
 from activities.pickup.sweeps import PickupSweeps
-from shared.contracts.pickup import TimerInput, TimerKind
 from shared.db.models import utcnow
-from shared.db.pickup_models import EarlyRelease, Notification
 
 
 async def _notes(store, kind: str) -> list[tuple[int, str, str]]:

@@ -6,7 +6,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlmodel import SQLModel
 
-import shared.db.pickup_models  # noqa: F401  (registers the pickup tables)
+import activities.pickup.models  # noqa: F401  (registers the pickup tables)
 from shared.db.engine import create_engine
 
 

@@ -10,10 +10,10 @@ import httpx
 import pytest
 from standardwebhooks import Webhook
 
+from activities.pickup.models import Notification
 from activities.pickup.notifications import WebhookSender
 from activities.pickup.worker import _sender
 from services.webhook_gateway.signature import StandardWebhooksV1, VerdictCode
-from shared.db.pickup_models import Notification
 from shared.settings import ConfigurationError, Settings
 
 SECRET = "whsec_" + base64.b64encode(b"k" * 32).decode()

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from activities.pickup import metrics
+from activities.pickup.contracts.board import DrainBatchInput, Outbox
+from activities.pickup.models import AuditEntry, Notification
 from activities.pickup.notifications import NotificationDelivery
-from shared.contracts.pickup import DrainBatchInput, Outbox
 from shared.db.models import as_utc
-from shared.db.pickup_models import AuditEntry, Notification
 from shared.settings import PickupSettings
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -87,7 +87,11 @@ async def test_a_notification_that_always_fails_does_not_block_the_next(store):
 
 
 async def test_backoff_between_attempts_then_failed_after_the_maximum(store):
-    await store.seed.add(_note("bad", kind="student-ready"))
+    school = await store.seed.school()
+    student = await store.seed.student(school, badge=False)
+    note = _note("bad", kind="student-ready")
+    note.student_id = student.id
+    await store.seed.add(note)
     failed_before = metrics.NOTIFICATION_ATTEMPTS.labels("student-ready", "failed")._value.get()
     clock = Clock()
     sender = Sender(fail=True)
@@ -116,6 +120,8 @@ async def test_backoff_between_attempts_then_failed_after_the_maximum(store):
     [audit] = await store.seed.all(AuditEntry, AuditEntry.entity == "notification")
     assert (audit.action, audit.to_state, audit.details["attempts"]) == (
         "notification-failed", "failed", 3)
+    # The student's school, so the school's day (its audit, its dismissal report) has it.
+    assert (audit.school_id, audit.details["student_id"]) == (school.id, student.id)
     # The alarm: the gauge the alert reads, and the counter of give-ups.
     assert metrics.OUTBOUND_FAILED.labels("notifications")._value.get() == 1
     assert metrics.NOTIFICATION_ATTEMPTS.labels(

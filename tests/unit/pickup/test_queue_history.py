@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+from activities.pickup.contracts.board import RunSweepInput, Sweep
+from activities.pickup.models import QueueSnapshot
 from activities.pickup.queue_chart import Point, queue_svg
-from shared.contracts.pickup import RunSweepInput, Sweep
 from shared.db.models import utcnow
-from shared.db.pickup_models import QueueSnapshot
 
 
 def _points(svg: str, css: str) -> list[tuple[float, float]]:

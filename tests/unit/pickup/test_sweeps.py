@@ -8,7 +8,7 @@ from activities.pickup import metrics
 from activities.pickup.access import hash_token
 from activities.pickup.board import confirm_pickup, mark_ready, revert_ready, signal_arrival
 from activities.pickup.bulk import _cas_to_school
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     READY_TIMEOUT_REASON,
     PickupState,
     RunSweepInput,
@@ -16,8 +16,7 @@ from shared.contracts.pickup import (
     TimerInput,
     TimerKind,
 )
-from shared.db.models import utcnow
-from shared.db.pickup_models import (
+from activities.pickup.models import (
     AccessToken,
     Arrival,
     AuditEntry,
@@ -30,6 +29,7 @@ from shared.db.pickup_models import (
     QueueSnapshot,
     Student,
 )
+from shared.db.models import utcnow
 
 HOUR = timedelta(hours=1)
 

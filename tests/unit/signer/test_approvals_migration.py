@@ -6,8 +6,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlmodel import SQLModel
 
-import shared.db.signer_approval_models  # registers the approval tables
-import shared.db.signer_models  # noqa: F401
+import activities.signer.models.approvals  # registers the approval tables
+import activities.signer.models.jobs  # noqa: F401
 from shared.db.engine import create_engine
 
 MINE = {"signer_job_approvals", "signer_approval_decisions", "signer_approver_tokens",

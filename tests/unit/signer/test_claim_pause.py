@@ -7,13 +7,14 @@ import asyncio
 from sqlalchemy import event
 from sqlmodel import func, select
 
-from activities.signer.operator.pipeline_control import set_paused
+from activities.signer.contracts.jobs import JobStatus
+from activities.signer.models.jobs import Job
+from activities.signer.operator import SignerOperations
 from activities.signer.repository import Claim, JobRepository, new_job_id
 from services.bootstrap import bootstrap
-from shared.contracts.signer import JobStatus
 from shared.db.engine import create_engine, session_factory
-from shared.db.signer_models import Job
 from shared.db.sqlite_writer import writer_for
+from shared.temporal import TemporalHandle
 
 JOBS = 300
 CLAIMERS = 4
@@ -32,6 +33,10 @@ async def _queued(repository: JobRepository, n: int) -> list[str]:
     return [job.id for job in jobs]
 
 
+async def _no_temporal():
+    raise AssertionError("pausing never talks to Temporal")
+
+
 async def _processing(sessions) -> int:
     async with sessions() as session:
         return (await session.exec(select(func.count()).select_from(Job).where(
@@ -44,6 +49,7 @@ async def test_no_claim_succeeds_after_the_pause_is_answered(settings):
     sessions = session_factory(engine)
     try:
         repository = JobRepository(sessions)
+        pipeline = SignerOperations(settings, sessions, TemporalHandle(_no_temporal)).pipeline
         pending = await _queued(repository, JOBS)
         outcomes: dict[str, Claim] = {}
         started_after: list[str] = []
@@ -61,7 +67,7 @@ async def test_no_claim_succeeds_after_the_pause_is_answered(settings):
 
         claimers = [asyncio.create_task(claimer()) for _ in range(CLAIMERS)]
         await first_claims.wait()
-        await set_paused(sessions, paused=True, actor="test")
+        await pipeline.pause(actor="test")
         at_answer = await _processing(sessions)
         answered.set()
         await asyncio.gather(*claimers)
@@ -69,7 +75,7 @@ async def test_no_claim_succeeds_after_the_pause_is_answered(settings):
         assert await _processing(sessions) == at_answer, "nothing claimed after the answer"
         assert {outcomes[j] for j in started_after} == {Claim.PAUSED}
         assert sum(o is Claim.CLAIMED for o in outcomes.values()) == at_answer >= 5
-        await set_paused(sessions, paused=False, actor="test")
+        await pipeline.resume(actor="test")
         paused_ids = [j for j, o in outcomes.items() if o is Claim.PAUSED]
         assert await repository.claim(paused_ids[0], "Resumed.") is Claim.CLAIMED
         assert await repository.claim(paused_ids[0], "Again.") is Claim.NOT_QUEUED

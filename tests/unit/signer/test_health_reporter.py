@@ -5,9 +5,9 @@ from __future__ import annotations
 from activities.signer import health_reporter
 from activities.signer.health import ProfileHealth
 from activities.signer.health_reporter import ProfileHealthReporter, finding_key
+from activities.signer.models.jobs import SigningProfile
 from services.bootstrap import bootstrap
 from shared.db.engine import create_engine, session_factory
-from shared.db.signer_models import SigningProfile
 from shared.findings import read_findings
 
 

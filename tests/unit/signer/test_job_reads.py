@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from activities.signer.contracts.approvals import ApprovalState
+from activities.signer.contracts.jobs import JobStatus
+from activities.signer.models.approvals import JobApproval
+from activities.signer.models.jobs import Job
 from activities.signer.repository import JobRepository, new_job_id
-from shared.contracts.signer import JobStatus
-from shared.contracts.signer_approvals import ApprovalState
 from shared.db.models import utcnow
-from shared.db.signer_approval_models import JobApproval
-from shared.db.signer_models import Job
 
 
 async def _job(repository: JobRepository, path: str, status: JobStatus, age: int,

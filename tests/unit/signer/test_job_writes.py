@@ -7,10 +7,10 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 from sqlmodel import select
 
+from activities.signer.contracts.jobs import JobStatus
+from activities.signer.models.jobs import Job, JobHistory
 from activities.signer.repository import AlreadyActiveError, Claim, JobRepository, new_job_id
-from shared.contracts.signer import JobStatus
 from shared.db.models import OperationalEvent
-from shared.db.signer_models import Job, JobHistory
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ from __future__ import annotations
 from temporalio import activity, workflow
 
 from activities.signer.approvals.activities import ApprovalActivities
+from activities.signer.contracts import names
 from activities.signer.lacuna.activities import AwaitingSignerActivities
 from activities.signer.pipeline import SigningActivities
-from shared.contracts import signer_names as names
 from workflows.signer.job import SigningJobWorkflow
 
 # Saved histories and running workflows carry these: a change strands them.

@@ -14,11 +14,13 @@ from pydantic import ValidationError
 from pyhanko.pdf_utils.reader import PdfFileReader
 from pyhanko.sign.general import find_unique_cms_attribute
 
+from activities.signer.contracts.jobs import SignatureFormat
 from activities.signer.crypto import cades, pades, xades
 from activities.signer.crypto.policy_catalogue import CATALOGUE, POLICY_NAMES, catalogue_policy
 from activities.signer.crypto.policy_document import PolicyDocumentError
 from activities.signer.crypto.samples import make_remittance, make_xml
 from activities.signer.health import ProfileHealth
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.profiles import ProfileConfig
 from activities.signer.signature_policy import (
     describe_policy,
@@ -26,8 +28,6 @@ from activities.signer.signature_policy import (
     policy_health,
     resolve,
 )
-from shared.contracts.signer import SignatureFormat
-from shared.db.signer_models import SigningProfile
 from tests.support.policy_documents import write_policy
 
 FORMATS = {"pades": SignatureFormat.PADES, "cades": SignatureFormat.CADES,
@@ -44,7 +44,7 @@ def _profile(tmp_path: Path, fmt: str, **overrides) -> tuple[SigningProfile, byt
 
 
 def test_the_catalogue_has_the_current_ad_rb_policy_of_each_format():
-    assert POLICY_NAMES == ("AD-RB",)
+    assert POLICY_NAMES == ("AD-RB", "AD-RT")
     entries = {fmt: (e.oid, e.uri) for fmt, e in CATALOGUE["AD-RB"].items()}
     base = "http://politicas.icpbrasil.gov.br/"
     assert entries == {
@@ -54,6 +54,18 @@ def test_the_catalogue_has_the_current_ad_rb_policy_of_each_format():
     }
     with pytest.raises(ValueError, match="not in the catalogue"):
         catalogue_policy("AD-RZ", SignatureFormat.PADES)
+
+
+def test_the_catalogue_has_ad_rt_beside_ad_rb_for_the_timestamped_formats():
+    # DOC-ICP-15.03: AD-RT ("referência de tempo") CAdES v2.4 and PAdES v1.3.
+    entries = {fmt: (e.oid, e.uri) for fmt, e in CATALOGUE["AD-RT"].items()}
+    base = "http://politicas.icpbrasil.gov.br/"
+    assert entries == {
+        SignatureFormat.CADES: ("2.16.76.1.7.1.2.2.4", base + "PA_AD_RT_v2_4.der"),
+        SignatureFormat.PADES: ("2.16.76.1.7.1.12.1.3", base + "PA_PAdES_AD_RT_v1_3.der"),
+    }
+    with pytest.raises(ValueError, match="no XAdES entry"):
+        catalogue_policy("AD-RT", SignatureFormat.XADES)
 
 
 @pytest.mark.parametrize("fmt", ["pades", "cades", "xades"])

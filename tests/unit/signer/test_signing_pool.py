@@ -7,11 +7,11 @@ import sys
 from sqlmodel import select
 
 from activities.signer import engine
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.profiles import certificate_spec
 from activities.signer.signing_pool import signing_pool, start_all, warm_keys
 from services.bootstrap import bootstrap
 from shared.db.engine import create_engine, session_factory
-from shared.db.signer_models import SigningProfile
 
 
 def _warmed(cache_key: str) -> tuple[bool, bool]:

@@ -20,9 +20,9 @@ from cryptography.x509.oid import NameOID
 
 from activities.signer.approvals.mail import OutboxDrain, SmtpTarget
 from activities.signer.approvals.wiring import smtp_target
+from activities.signer.models.approvals import NotificationOutbox
+from activities.signer.models.jobs import Job
 from shared.db.engine import create_engine, session_factory
-from shared.db.signer_approval_models import NotificationOutbox
-from shared.db.signer_models import Job
 from shared.settings import Settings
 from tests.support.ports import free_ports
 

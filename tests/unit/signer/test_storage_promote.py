@@ -4,8 +4,8 @@ import os
 
 import pytest
 
+from activities.signer.contracts.jobs import SignerErrorCode
 from activities.signer.storage import StorageError, StorageTree
-from shared.contracts.signer import SignerErrorCode
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ import logging
 import pytest
 from sqlmodel import select
 
+from activities.signer.contracts.jobs import SignatureFormat
+from activities.signer.models.jobs import SigningProfile
 from activities.signer.profiles import (
     NO_PROFILE_WARNING,
     format_for,
@@ -17,9 +19,7 @@ from activities.signer.profiles import (
 )
 from activities.signer.worker import max_concurrency
 from services.bootstrap import bootstrap
-from shared.contracts.signer import SignatureFormat
 from shared.db.engine import create_engine, session_factory
-from shared.db.signer_models import SigningProfile
 from shared.settings import ConfigurationError, Settings
 from shared.worker_shape import WorkerDeps
 

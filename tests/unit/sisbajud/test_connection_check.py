@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from activities.sisbajud.connections import check_connections, summary
-from activities.sisbajud.operator.connections import connection_rows
+from activities.sisbajud.operator import SisbajudOperations
 from services.simulators.mensageria import create_app as mensageria_app
 from services.simulators.midaz import create_app as midaz_app
 from services.simulators.oauth import OAuthClient
@@ -38,8 +38,8 @@ async def http():
         seen.append(f"{request.method} {request.url.copy_with(query=None)}")
 
     client = httpx.AsyncClient(event_hooks={"request": [record]}, mounts={
-        MIDAZ: httpx.ASGITransport(midaz_app(tokens=(), clients=CLIENTS)),
-        MENSAGERIA: httpx.ASGITransport(mensageria_app(tokens=(), clients=CLIENTS))})
+        MIDAZ: httpx.ASGITransport(midaz_app(clients=CLIENTS)),
+        MENSAGERIA: httpx.ASGITransport(mensageria_app(clients=CLIENTS))})
     client.seen = seen
     yield client
     await client.aclose()
@@ -133,11 +133,13 @@ async def test_an_opaque_token_without_a_subject_fails_the_check():
 
 
 async def test_the_banner_shows_one_line_per_endpoint_over_real_http():
-    midaz = midaz_app(tokens=(), clients=CLIENTS)
-    with serve(midaz) as midaz_url, serve(mensageria_app(tokens=(), clients=CLIENTS)) as msg:
+    midaz = midaz_app(clients=CLIENTS)
+    with serve(midaz) as midaz_url, serve(mensageria_app(clients=CLIENTS)) as msg:
         settings = _settings(base_url=midaz_url, crm_embedded_version="v2")
         settings.sisbajud.mensageria_url = msg
-        rows = dict(await connection_rows(settings))
+        # The banner's check reads neither the store nor Temporal.
+        face = SisbajudOperations(settings, None, None)  # type: ignore[arg-type]
+        rows = dict(await face.connections.rows())
     assert rows["sisbajud B token"] == f"ok {midaz_url}/v1/login/oauth/access_token"
     assert rows["sisbajud B subject"].startswith("ok ")
     assert rows["sisbajud B crm"].startswith(

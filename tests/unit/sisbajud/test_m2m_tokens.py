@@ -46,13 +46,11 @@ def _settings(secret: str = SECRET, leeway: float = 60) -> Settings:
 @pytest.fixture
 async def sims():
     """Strict simulators (only the tokens they issued) behind one httpx client."""
-    midaz, mensageria = (midaz_app(tokens=(), clients=CLIENTS),
-                         mensageria_app(tokens=(), clients=CLIENTS))
+    midaz, mensageria = midaz_app(clients=CLIENTS), mensageria_app(clients=CLIENTS)
     http = httpx.AsyncClient(mounts={MIDAZ: httpx.ASGITransport(midaz),
                                      MENSAGERIA: httpx.ASGITransport(mensageria)})
     async with httpx.AsyncClient(transport=httpx.ASGITransport(midaz), base_url=MIDAZ) as sim:
-        (await sim.post("/_sim/bootstrap", json={"organizationId": ORG, "ledgerId": LEDGER,
-                                                  "ledgerMetadata": {"sisbajudOwner": "x"}})
+        (await sim.post("/_sim/bootstrap", json={"organizationId": ORG, "ledgerId": LEDGER})
          ).raise_for_status()
     yield SimpleNamespace(midaz=midaz, mensageria=mensageria, http=http)
     await http.aclose()

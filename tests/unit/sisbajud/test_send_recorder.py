@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest_asyncio
 from sqlmodel import select
 
+from activities.sisbajud.models import SisbajudOutbox
 from activities.sisbajud.outbox_record import SendRecorder
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import as_utc, utcnow
-from shared.db.sisbajud_models import SisbajudOutbox
 
 
 class CountingSessions:

@@ -6,8 +6,7 @@ import httpx
 import pytest
 
 from activities.sisbajud.clients import MidazClient
-from activities.sisbajud.operator.order_lookup import MensageriaLookup, OrderUnavailable
-from activities.sisbajud.orders import OrderActivities
+from activities.sisbajud.operator import OrderUnavailable, SisbajudOperations
 from services.simulators.mensageria import create_app as mensageria_app
 from services.simulators.oauth import OAuthClient
 from shared.settings import InstitutionSettings, Settings, SisbajudSettings
@@ -46,14 +45,14 @@ async def test_the_crm_route_follows_the_institution(mode, version, url):
 
 
 async def test_the_gateway_answers_unavailable_when_the_mensageria_refuses_our_client():
-    app = mensageria_app(tokens=(), clients={"exec": OAuthClient("right", "exec")})
+    app = mensageria_app(clients={"exec": OAuthClient("right", "exec")})
     wrong = Settings(sisbajud=SisbajudSettings(
         mensageria_url="http://mensageria.test", mensageria_client_id="exec",
         mensageria_client_secret="wrong"))
     async with httpx.AsyncClient(
             mounts={"http://mensageria.test": httpx.ASGITransport(app)}) as http:
-        orders = OrderActivities(wrong, None, http)  # type: ignore[arg-type]  # no store read
-        lookup = MensageriaLookup(orders, timeout_s=5)
+        # No store and no Temporal: the fetch reads neither.
+        face = SisbajudOperations(wrong, None, None, http=http)  # type: ignore[arg-type]
         with pytest.raises(OrderUnavailable) as raised:
-            await lookup("0190a000-0000-7000-8000-00000000d001")
+            await face.deliveries.fetch("0190a000-0000-7000-8000-00000000d001")
     assert "refused client exec: 401 invalid client credentials" in str(raised.value)

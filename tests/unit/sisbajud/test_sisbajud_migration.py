@@ -6,7 +6,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlmodel import SQLModel
 
-import shared.db.sisbajud_models  # noqa: F401  (registers the sisbajud tables)
+import activities.sisbajud.models  # noqa: F401  (registers the sisbajud tables)
 from shared.db.engine import create_engine
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from temporalio import activity, workflow
 
+from activities.sisbajud.contracts import names
 from activities.sisbajud.orders import OrderActivities
 from activities.sisbajud.plans import PlanActivities
 from activities.sisbajud.reconcile import ReconcileActivities
+from activities.sisbajud.resolution_legs import ResolutionActivities
 from activities.sisbajud.tick import TickActivities
 from activities.sisbajud.writes import WriteActivities
-from shared.contracts import sisbajud_names as names
 from workflows.sisbajud.order import SisbajudOrderWorkflow
 from workflows.sisbajud.tick import SisbajudTickWorkflow
 
@@ -32,6 +33,7 @@ PUBLISHED = {
     "ENSURE_BLOCK_ACCOUNT_ACTIVITY": "sisbajud-ensure-block-account",
     "WRITE_LEDGER_ACTIVITY": "sisbajud-write-ledger",
     "RECONCILE_WRITE_ACTIVITY": "sisbajud-reconcile-write",
+    "RESOLUTION_LEGS_ACTIVITY": "sisbajud-resolution-legs",
     "STAGE_INGEST_ACTIVITY": "sisbajud-stage-ingest",
     "STAGE_ORPHANS_ACTIVITY": "sisbajud-stage-orphans",
     "STAGE_MONITOR_ACTIVITY": "sisbajud-stage-monitor",
@@ -48,7 +50,7 @@ def test_every_activity_is_registered_under_a_contract_name():
     registered = {
         activity._Definition.must_from_callable(method).name
         for cls in (OrderActivities, PlanActivities, WriteActivities, ReconcileActivities,
-                    TickActivities)
+                    ResolutionActivities, TickActivities)
         for method in vars(cls).values() if activity._Definition.from_callable(method)
     }
     contract = {value for key, value in PUBLISHED.items() if key.endswith("_ACTIVITY")}

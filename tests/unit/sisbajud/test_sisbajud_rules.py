@@ -6,6 +6,8 @@ from decimal import Decimal as D
 
 import pytest
 
+from activities.sisbajud.contracts.ledger import Leg
+from activities.sisbajud.contracts.orders import block_account_alias
 from activities.sisbajud.rules import (
     SubjectAccount,
     block_legs,
@@ -16,8 +18,6 @@ from activities.sisbajud.rules import (
     release_legs,
     restrict,
 )
-from shared.contracts.sisbajud import block_account_alias
-from shared.contracts.sisbajud_ledger import Leg
 
 
 def _acc(alias: str, funds: str, salary: bool = False, branch: str = "0001") -> SubjectAccount:

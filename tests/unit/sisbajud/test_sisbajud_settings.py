@@ -104,3 +104,19 @@ def test_outside_development_client_credentials_are_required():
         "mensageria_client_id": "exec", "mensageria_client_secret": "s1",
         "institutions": [{"id": "B", "organization_id": "o", "ledger_id": "l",
                           "client_id": "exec", "client_secret": "s2"}]}))
+
+
+@pytest.mark.parametrize(("variable", "value", "named"), [
+    ("ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN", "m2m-token",
+     "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN (sisbajud.mensageria_token)"),
+    ("ESTEIRA_SISBAJUD__INSTITUTIONS",
+     json.dumps([{"id": "B", "organization_id": "o", "ledger_id": "l", "token": "t"}]),
+     "ESTEIRA_SISBAJUD__INSTITUTIONS__TOKEN (sisbajud.institutions.0.token)"),
+])
+def test_an_unknown_key_is_refused_by_name(monkeypatch, variable, value, named):
+    # A retired static-token key read as nothing would leave the executor on the dev client.
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigurationError) as refused:
+        load_settings()
+    lines = str(refused.value).splitlines()
+    assert lines[1:] == [f"  {named}: Extra inputs are not permitted"]

@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
+from activities.sisbajud.contracts.orders import Effect, ExecutionState, Operation, ResultPayload
 from activities.sisbajud.wire import InvalidOrder, money, order_from_wire, result_to_wire
-from shared.contracts.sisbajud import Effect, ExecutionState, Operation, ResultPayload
 
 ORDER = {"orderId": "0190a1b2-c3d4-7e5f-8071-8293a4b5c6d7", "revision": 2,
          "operation": "DESBLOQUEIO", "institutionId": "BANK1",

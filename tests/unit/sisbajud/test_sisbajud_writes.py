@@ -8,15 +8,15 @@ from decimal import Decimal
 import httpx
 import pytest
 
-from activities.sisbajud.writes import WriteActivities, _classify, _transaction_body
-from shared.contracts.sisbajud import Operation, Order
-from shared.contracts.sisbajud_ledger import (
+from activities.sisbajud.contracts.ledger import (
     EnsureBlockAccountInput,
     Leg,
     WriteInput,
     WriteKind,
     WriteOutcomeKind,
 )
+from activities.sisbajud.contracts.orders import Operation, Order
+from activities.sisbajud.writes import WriteActivities, _classify, _transaction_body
 from shared.settings import InstitutionSettings, Settings, SisbajudSettings
 from tests.support.tokens import is_token_request, token_answer
 

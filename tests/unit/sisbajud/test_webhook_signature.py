@@ -7,6 +7,7 @@ import hmac
 
 import pytest
 
+from services.simulators.hub.signing import sign
 from services.webhook_gateway import signature
 from services.webhook_gateway.signature import (
     SignatureScheme,
@@ -91,16 +92,30 @@ def test_signature_for_another_id_or_timestamp_is_refused():
     assert not _scheme(SECRET).verify(_headers(ts=TS + 1), BODY).valid
 
 
-def test_non_numeric_timestamp_is_refused():
-    verdict = _scheme(SECRET).verify(_headers(ts="yesterday"), BODY)
-    assert not verdict.valid and verdict.code is VerdictCode.MALFORMED_TIMESTAMP
+def _signed(raw_ts: str, secret: str = SECRET) -> dict[str, str]:
+    """Headers signed over `raw_ts` exactly as written (Standard Webhooks signs the header)."""
+    return _headers(sign(secret, MSG_ID, raw_ts, BODY), ts=raw_ts)
 
 
 @pytest.mark.parametrize("raw", ["1" + "0" * 39, "253402300800", "+1674087231", "1_674_087_231",
-                                 " 1674087231", "-5"])
-def test_a_timestamp_that_is_no_unix_time_in_plain_digits_is_refused(raw):
-    verdict = _scheme(SECRET).verify(_headers(ts=raw), BODY)
-    assert not verdict.valid and verdict.code is VerdictCode.MALFORMED_TIMESTAMP
+                                 " 1674087231", "-5", "yesterday"])
+def test_a_signed_timestamp_that_is_no_unix_time_is_valid_and_out_of_skew(raw):
+    verdict = _scheme(SECRET).verify(_signed(raw), BODY)
+    assert verdict.valid and verdict.code is VerdictCode.OK and verdict.skewed
+    assert (verdict.timestamp, verdict.skew_s, verdict.raw_timestamp) == (None, None, raw)
+
+
+def test_the_signature_covers_the_timestamp_as_sent_not_as_a_number():
+    # `0…` + TS parses to TS, but its signature is over the header's own characters.
+    padded = "0" + str(TS)
+    assert not _scheme(SECRET).verify(_headers(ts=padded), BODY).valid
+    assert _scheme(SECRET).verify(_signed(padded), BODY).valid
+
+
+@pytest.mark.parametrize("raw", ["1" + "0" * 39, "yesterday"])
+def test_an_odd_timestamp_with_a_wrong_signature_is_still_refused(raw):
+    verdict = _scheme(OTHER).verify(_signed(raw), BODY)
+    assert not verdict.valid and verdict.code is VerdictCode.NO_MATCH
 
 
 def test_skew_beyond_the_maximum_is_flagged_but_still_valid():

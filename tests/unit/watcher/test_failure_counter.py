@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from types import SimpleNamespace
 
+from activities.signer.contracts.jobs import FolderStatus
 from services.watcher.folder import FolderWatcher
-from shared.contracts.signer import FolderStatus
 from shared.settings import InputFolderSettings
 
 
@@ -23,8 +24,8 @@ class _LastWriteWinsStore:
         self.stored: tuple[FolderStatus, int] | None = None
         self.saves: list[int] = []
 
-    async def save(self, name: str, status: FolderStatus, error: str | None,
-                   failures: int) -> None:
+    async def record_state(self, name: str, status: FolderStatus, error: str | None,
+                           failures: int) -> None:
         # Not a synchronisation: it only makes an unordered save land out of order.
         await asyncio.sleep(0.02 * (self.expected - failures))
         self.saves.append(failures)
@@ -32,8 +33,11 @@ class _LastWriteWinsStore:
 
 
 def _watcher(tmp_path: Path, store: _LastWriteWinsStore, max_failures: int) -> FolderWatcher:
+    # The face as the watcher sees it: files taken by a broken enqueuer, states to `store`.
+    signer = SimpleNamespace(watching=SimpleNamespace(take=_BrokenEnqueuer().enqueue),
+                             folders=store)
     watcher = FolderWatcher(InputFolderSettings(name="inbox"), tmp_path,
-                            enqueuer=_BrokenEnqueuer(), repository=None, states=store,
+                            signer=signer,  # type: ignore[arg-type]
                             stability_seconds=0.1, poll_seconds=0.1, max_failures=max_failures)
     watcher._profile = object()  # assigned: the enqueue path runs
     return watcher

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from types import SimpleNamespace
 
 from activities.signer.lacuna.discovery import run_scans
 from services.watcher.main import _start_orphaned_queued
@@ -37,35 +38,28 @@ async def test_signer_folder_scans_wait_out_a_stand_down():
         await task
 
 
-class _Repository:
-    def __init__(self) -> None:
-        self.asked = 0
+class _Watching:
+    """The face's `watching` topic: one lost start to make again each time it is asked."""
 
-    async def unstarted_queued(self, _before) -> list[str]:
-        self.asked += 1
-        return ["job-1"]
-
-
-class _Enqueuer:
     def __init__(self) -> None:
         self.started: list[str] = []
 
-    async def start_workflow(self, job_id: str) -> None:
-        self.started.append(job_id)
+    async def start_lost_workflows(self, _before) -> int:
+        self.started.append("job-1")
+        return 1
 
 
-async def _one_round(held: bool) -> tuple[_Repository, _Enqueuer]:
-    repository, enqueuer, stop = _Repository(), _Enqueuer(), asyncio.Event()
-    task = asyncio.create_task(_start_orphaned_queued(repository, enqueuer, stop,
-                                                      lambda: held))
+async def _one_round(held: bool) -> _Watching:
+    watching, stop = _Watching(), asyncio.Event()
+    signer = SimpleNamespace(watching=watching)
+    task = asyncio.create_task(_start_orphaned_queued(signer,  # type: ignore[arg-type]
+                                                      stop, lambda: held))
     await asyncio.sleep(0.1)  # the first round runs at once; the next is 30 s away
     stop.set()
     await task
-    return repository, enqueuer
+    return watching
 
 
 async def test_lost_queued_starts_are_left_to_a_live_instance_while_stood_down():
-    repository, enqueuer = await _one_round(held=True)
-    assert (repository.asked, enqueuer.started) == (0, [])
-    repository, enqueuer = await _one_round(held=False)
-    assert (repository.asked, enqueuer.started) == (1, ["job-1"])
+    assert (await _one_round(held=True)).started == []
+    assert (await _one_round(held=False)).started == ["job-1"]

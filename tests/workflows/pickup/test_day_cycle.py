@@ -12,12 +12,12 @@ from temporalio.client import ScheduleOverlapPolicy, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer, Worker
 
+from activities.pickup.contracts.board import DAY_START_REASON, DayCycleResult, RunDayCycleInput
+from activities.pickup.contracts.names import DAY_CYCLE_SCHEDULE, DAY_CYCLE_WORKFLOW
 from activities.pickup.day_cycle import DayCycle
 from activities.pickup.day_schedule import ensure_day_cycle_schedule
-from shared.contracts.pickup import DAY_START_REASON, DayCycleResult, RunDayCycleInput
-from shared.contracts.pickup_names import DAY_CYCLE_SCHEDULE, DAY_CYCLE_WORKFLOW
+from activities.pickup.models import Student
 from shared.db.models import utcnow
-from shared.db.pickup_models import Student
 from shared.settings import PickupSettings
 from workflows.pickup import WORKFLOWS
 

@@ -11,8 +11,7 @@ from temporalio.worker import Worker
 
 from activities.pickup import metrics
 from activities.pickup.authorizations import decide_person
-from activities.pickup.ledger import LedgerDelivery
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     DrainBatchInput,
     DrainInput,
     DrainResult,
@@ -21,8 +20,9 @@ from shared.contracts.pickup import (
     Sweep,
     drain_workflow_id,
 )
+from activities.pickup.ledger import LedgerDelivery
+from activities.pickup.models import AuthorizedPerson, LedgerEntry
 from shared.db.models import utcnow
-from shared.db.pickup_models import AuthorizedPerson, LedgerEntry
 from tests.support.pickup import TURNSTILE_URL, simulated_turnstile
 from workflows.pickup import WORKFLOWS
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from temporalio.worker import Worker
 
+from activities.pickup.contracts.board import DrainInput, DrainResult, Outbox, drain_workflow_id
+from activities.pickup.models import AuditEntry, Notification
 from activities.pickup.notifications import NotificationDelivery
-from shared.contracts.pickup import DrainInput, DrainResult, Outbox, drain_workflow_id
-from shared.db.pickup_models import AuditEntry, Notification
 from shared.settings import PickupSettings
 from workflows.pickup import WORKFLOWS
 from workflows.pickup.drain import NOTIFICATION_BACKOFF_PATCH

@@ -9,19 +9,19 @@ import pytest
 from temporalio.client import ScheduleOverlapPolicy
 from temporalio.worker import Worker
 
-from activities.pickup.schedules import ensure_schedules
-from services.worker.domains import DOMAINS
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     READY_TIMEOUT_REASON,
     RunSweepInput,
     Sweep,
     SweepResult,
     sweep_schedule_id,
 )
-from shared.contracts.pickup_names import DAY_CYCLE_SCHEDULE
+from activities.pickup.contracts.names import DAY_CYCLE_SCHEDULE
+from activities.pickup.models import Student
+from activities.pickup.schedules import ensure_schedules
+from services.worker.domains import DOMAINS
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import utcnow
-from shared.db.pickup_models import Student
 from shared.settings import PickupSettings, TemporalSettings
 from shared.worker_shape import WorkerDeps
 from tests.support.pickup import pickup_settings

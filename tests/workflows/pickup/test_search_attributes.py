@@ -9,8 +9,8 @@ import pytest
 from temporalio.service import RPCError
 
 from activities.pickup.board import mark_ready, signal_arrival
+from activities.pickup.contracts.board import TimerKind, timer_workflow_id
 from activities.pickup.kick import Kicker
-from shared.contracts.pickup import TimerKind, timer_workflow_id
 from shared.contracts.search_attributes import SCHOOL_ID, STUDENT_ID, SUMMARY
 from shared.db.models import utcnow
 from tests.support.visibility import cli_listed, listed

@@ -7,15 +7,21 @@ from datetime import timedelta
 from temporalio.worker import Worker
 
 from activities.pickup.board import confirm_pickup, signal_arrival
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     READY_TIMEOUT_REASON,
     TimerInput,
     TimerKind,
     TimerResult,
     timer_workflow_id,
 )
+from activities.pickup.models import (
+    AuditEntry,
+    AuthorizedPerson,
+    EarlyRelease,
+    LedgerEntry,
+    Student,
+)
 from shared.db.models import utcnow
-from shared.db.pickup_models import AuditEntry, AuthorizedPerson, EarlyRelease, LedgerEntry, Student
 from workflows.pickup import WORKFLOWS
 
 

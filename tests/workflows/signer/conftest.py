@@ -15,22 +15,30 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from sqlmodel import select
+from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.signer import engine
+from activities.signer.contracts.jobs import (
+    TERMINAL_STATUSES,
+    JobSource,
+    job_workflow_id,
+    task_queues,
+)
 from activities.signer.encryption import load_encryption_key
 from activities.signer.enqueue import Enqueuer, EnqueueResult
+from activities.signer.models.jobs import Job, JobHistory, SigningProfile
+from activities.signer.operator import SignerOperations
 from activities.signer.pipeline import SigningActivities
 from activities.signer.repository import JobRepository
 from activities.signer.storage import StorageTree
 from services.bootstrap import bootstrap
 from services.worker.gate import PauseGatedWorker
 from services.worker.main import PAUSE_DRAIN, make_worker
-from shared.contracts.signer import TERMINAL_STATUSES, JobSource, job_workflow_id, task_queues
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent, PipelineState
-from shared.db.signer_models import Job, JobHistory, SigningProfile
 from shared.settings import Settings
+from shared.temporal import TemporalHandle
 from shared.worker_shape import DomainWorker
 from workflows.signer.job import SigningJobWorkflow
 
@@ -71,12 +79,14 @@ class HookedExecutor(Executor):
 
 @dataclass
 class SignerHarness:
-    """What a signer test drives: the inbox, the enqueuer, the store."""
+    """What a signer test drives: the inbox, the face (and its enqueuer), the store."""
 
     settings: Settings
+    face: SignerOperations
     repository: JobRepository
     storage: StorageTree
     enqueuer: Enqueuer
+    client: Client
     executor: HookedExecutor
     activities: SigningActivities
     inbox: Path
@@ -115,7 +125,7 @@ class SignerHarness:
     async def settled(self, job_id: str) -> None:
         """Wait for the job's workflow: the store says Completed before the activity's last
         file step (removing the staged copy) has run; the workflow ends after it."""
-        await self.enqueuer.client.get_workflow_handle(job_workflow_id(job_id)).result()
+        await self.client.get_workflow_handle(job_workflow_id(job_id)).result()
 
     async def history(self, job_id: str) -> list[JobHistory]:
         async with self.sessions() as session:
@@ -153,15 +163,16 @@ async def signer(settings: Settings, temporal_env, signing_pool) -> AsyncIterato
     await bootstrap(settings)
     engine = create_engine(settings.sqlalchemy_url)
     sessions = session_factory(engine)
-    repository = JobRepository(sessions)
+    # The face a door would be handed; its enqueuer turns the test's files into jobs.
+    face = SignerOperations(settings, sessions, TemporalHandle.of(temporal_env.client))
+    repository = face.repository
     storage = StorageTree(settings.storage_root, read_attempts=2)
     executor = HookedExecutor(signing_pool)
     activities = SigningActivities(repository, storage, executor, instance_id="test-worker",
                                    encryption_key=load_encryption_key(settings))
-    enqueuer = Enqueuer(repository, storage, temporal_env.client,
-                        task_queue_suffix=settings.pipeline.task_queue_suffix)
     jobs_queue, signing_queue = task_queues(settings.pipeline.task_queue_suffix)
-    harness = SignerHarness(settings, repository, storage, enqueuer, executor, activities,
+    harness = SignerHarness(settings, face, repository, storage, face.enqueuer,
+                            temporal_env.client, executor, activities,
                             settings.storage_root / "input" / "inbox")
     signing = DomainWorker(signing_queue, activities=[activities.process_job],
                            max_concurrent_activities=4, pausable=True)

@@ -18,13 +18,12 @@ from temporalio.worker import Worker
 
 from activities.signer.approvals import decisions
 from activities.signer.approvals.wiring import approval_parts
+from activities.signer.contracts.approvals import Decision
+from activities.signer.contracts.jobs import JobResult, JobStatus, job_workflow_id, task_queues
+from activities.signer.contracts.names import APPROVAL_DECIDED_SIGNAL
 from activities.signer.crypto.samples import make_pdf, make_remittance
-from activities.signer.operator.commands import retry_job
+from activities.signer.models.approvals import Cnab240Line, NotificationOutbox
 from services.dev.smtp_sink import SmtpSink
-from shared.contracts.signer import JobResult, JobStatus, job_workflow_id, task_queues
-from shared.contracts.signer_approvals import Decision
-from shared.contracts.signer_names import APPROVAL_DECIDED_SIGNAL
-from shared.db.signer_approval_models import Cnab240Line, NotificationOutbox
 from shared.errors import EsteiraError
 
 TODAY = date(2030, 1, 10)
@@ -214,7 +213,7 @@ async def test_a_rejection_after_the_claim_fails_the_job_for_good(approvals):
     assert (signer.storage.output / "folha.reject.rem").read_bytes() == data
     assert not (signer.inbox / "folha.rem").exists()
     with pytest.raises(EsteiraError) as refused:
-        await retry_job(signer.repository, signer.enqueuer, job_id)
+        await signer.face.jobs.retry(job_id)
     assert (refused.value.code, refused.value.status) == ("job.rejected-not-retriable", 409)
 
 
@@ -236,14 +235,12 @@ async def test_a_rejection_before_the_released_job_is_claimed_is_an_ordinary_vet
         "never claimed for signing"
     assert history[-1].code == "approval.rejected"
     with pytest.raises(EsteiraError) as refused:
-        await retry_job(signer.repository, signer.enqueuer, job_id)
+        await signer.face.jobs.retry(job_id)
     assert (refused.value.code, refused.value.status) == ("job.not-failed", 409)
 
 
 @SQLITE_ONLY
 async def test_an_operator_cancel_racing_the_queued_veto_has_one_winner(approvals):
-    from activities.signer.operator.commands import cancel_job
-
     signer = approvals.signer
     job_id, tokens = await _released_while_paused(approvals, "folha.rem", make_remittance())
     await approvals.decide(job_id, tokens["Carla"], Decision.REJECTED, "não")
@@ -252,8 +249,7 @@ async def test_an_operator_cancel_racing_the_queued_veto_has_one_winner(approval
 
     async def operator_first(job_id, **kwargs):
         # The operator's cancel commits between the file's return and the veto's transition.
-        await cancel_job(signer.repository, approvals.client, job_id, reason="já resolvido",
-                         actor="test")
+        await signer.face.jobs.cancel(job_id, reason="já resolvido", actor="test")
         return await end_wait(job_id, **kwargs)
 
     store.end_wait = operator_first
@@ -399,8 +395,6 @@ async def test_a_cancel_before_the_hold_reaches_the_workflow_still_moves_the_hel
     # The signing activity holds the job (AwaitingApproval, copy staged) and then answers; an
     # operator's cancel in between reaches the workflow first, and the workflow doesn't wait
     # for the activity's answer.
-    from activities.signer.operator.commands import cancel_job
-
     signer = approvals.signer
     await approvals.require(quorum=2)
     held, answer = asyncio.Event(), asyncio.Event()
@@ -416,7 +410,7 @@ async def test_a_cancel_before_the_hold_reaches_the_workflow_still_moves_the_hel
     job_id = (await signer.enqueue(signer.drop("contrato.pdf", make_pdf()))).job_id
     await asyncio.wait_for(held.wait(), 30)
     assert (await signer.repository.get(job_id)).status == JobStatus.AWAITING_APPROVAL
-    await cancel_job(signer.repository, approvals.client, job_id, reason=None, actor="test")
+    await signer.face.jobs.cancel(job_id, reason=None, actor="test")
     handle = approvals.client.get_workflow_handle(job_workflow_id(job_id), result_type=JobResult)
     try:
         with pytest.raises(WorkflowFailureError):
@@ -432,8 +426,6 @@ async def test_a_cancel_before_the_hold_reaches_the_workflow_still_moves_the_hel
 
 @SQLITE_ONLY
 async def test_an_operator_cancel_moves_the_held_copy_to_error(approvals):
-    from activities.signer.operator.commands import cancel_job
-
     signer = approvals.signer
     await approvals.require(quorum=2)
     job_id, _ = await _held(approvals, "contrato.pdf", make_pdf())
@@ -441,7 +433,7 @@ async def test_an_operator_cancel_moves_the_held_copy_to_error(approvals):
         session.add(NotificationOutbox(job_id=job_id, to_address="late@example.com",
                                        subject="Approval", body="token tkn-live-123"))
         await session.commit()
-    await cancel_job(signer.repository, approvals.client, job_id, reason=None, actor="test")
+    await signer.face.jobs.cancel(job_id, reason=None, actor="test")
     await _eventually(lambda: (signer.storage.error / job_id / "contrato.pdf").exists())
     assert (signer.inbox / "contrato.pdf").exists()
     assert (await approvals.signer.repository.get(job_id)).status == "Canceled"

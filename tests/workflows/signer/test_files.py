@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from activities.signer.contracts.jobs import SignerErrorCode
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.crypto.verify import async_verify_pades
 from activities.signer.encryption import load_encryption_key
-from shared.contracts.signer import SignerErrorCode
-from shared.db.signer_models import SigningProfile
+from activities.signer.models.jobs import SigningProfile
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -9,13 +9,12 @@ import time
 
 from temporalio.client import Client
 
+from activities.signer.contracts.jobs import JobStatus, job_workflow_id, task_queues
 from activities.signer.crypto.samples import make_pdf
-from activities.signer.operator.instances import set_stood_down
 from activities.signer.pipeline import SigningActivities
 from services.worker.gate import PauseGatedWorker
 from services.worker.main import PAUSE_DRAIN, make_worker
 from services.worker.stand_down import STOOD_DOWN, StandDownRefusal
-from shared.contracts.signer import JobStatus, job_workflow_id, task_queues
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import Instance
 from shared.worker_shape import DomainWorker
@@ -66,7 +65,7 @@ async def _cluster(signer):
                                  pid=1, version="1", state="running", instance_name=name))
         await session.commit()
     # One client each, as two processes have: a client serves one worker per task queue.
-    shared = signer.enqueuer.client
+    shared = signer.client
     a, b = [_Instance(signer, name, await Client.connect(
         shared.service_client.config.target_host, namespace=shared.namespace,
         data_converter=shared.data_converter)) for name in ("node-a", "node-b")]
@@ -84,8 +83,8 @@ async def _true(value: bool) -> bool:
 
 
 async def _stand(signer, name: str, stood_down: bool) -> None:
-    await set_stood_down(signer.sessions, signer.settings, name, stood_down=stood_down,
-                         actor="operator:test")
+    instances = signer.face.instances
+    await (instances.stand_down if stood_down else instances.resume)(name, actor="operator:test")
 
 
 def _status_is(signer, job_id: str, status: JobStatus):
@@ -131,7 +130,7 @@ async def test_a_task_an_open_poll_took_after_the_stand_down_is_handed_back(sign
         await _until(lambda: _true(a.gate.polling))
         await _stand(signer, "node-a", True)
         job_id = (await signer.enqueue(signer.drop("late.pdf", make_pdf()))).job_id
-        handle = signer.enqueuer.client.get_workflow_handle(job_workflow_id(job_id))
+        handle = signer.client.get_workflow_handle(job_workflow_id(job_id))
 
         async def refused() -> bool:
             pending = (await handle.describe()).raw_description.pending_activities

@@ -7,9 +7,9 @@ import threading
 import time
 
 from activities.signer import engine
+from activities.signer.contracts.jobs import JobStatus
 from activities.signer.crypto.samples import make_pdf
-from shared.contracts.signer import JobStatus
-from shared.settings.signer import PipelineSettings
+from activities.signer.settings import PipelineSettings
 
 
 async def _signing(signer, job_ids: list[str], n: int, timeout: float = 60) -> list[str]:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from activities.signer import engine
+from activities.signer.contracts.jobs import JobResult, JobSource, JobStatus, SignerErrorCode
 from activities.signer.crypto.samples import make_pdf, make_remittance, make_xml
 from activities.signer.enqueue import Outcome
-from shared.contracts.signer import JobResult, JobSource, JobStatus, SignerErrorCode
 
 
 def _tool(name: str) -> str:
@@ -199,7 +199,7 @@ async def test_a_canceled_job_is_not_signed_when_a_worker_reaches_it(signer):
     assert await signer.repository.transition(job_id, [JobStatus.QUEUED], JobStatus.CANCELED,
                                               "Operator canceled.")
     await signer.set_paused(False)
-    handle = signer.enqueuer.client.get_workflow_handle(f"signer-job:{job_id}",
+    handle = signer.client.get_workflow_handle(f"signer-job:{job_id}",
                                                         result_type=JobResult)
     result = await handle.result()
     assert result.status == JobStatus.CANCELED
@@ -258,16 +258,15 @@ async def test_a_degraded_profile_fails_its_jobs_with_profile_degraded(signer):
 
 
 async def test_clear_jobs_while_a_job_is_signing_leaves_no_row_and_no_crash(signer):
-    from activities.signer.operator.clear import clear_jobs
 
     signer.executor.hold = release = threading.Event()
     job_id = (await signer.enqueue(signer.drop("mid.pdf", make_pdf()))).job_id
     while (await signer.repository.get(job_id)).signing_started_at is None:
         await asyncio.sleep(0.05)
-    result = await clear_jobs(signer.sessions, signer.storage, actor="op")
+    result = await signer.face.jobs.clear(actor="op")
     assert result.deleted == 1
     release.set()
-    handle = signer.enqueuer.client.get_workflow_handle(f"signer-job:{job_id}",
+    handle = signer.client.get_workflow_handle(f"signer-job:{job_id}",
                                                         result_type=JobResult)
     outcome = await handle.result()
     assert outcome.status == JobStatus.FAILED, "the worker fails the job it can no longer sign"

@@ -9,9 +9,9 @@ import socket
 import pytest
 
 from activities.signer import engine, enqueue
+from activities.signer.contracts.jobs import JobSource, JobStatus, SignerErrorCode
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.enqueue import Outcome
-from shared.contracts.signer import JobSource, JobStatus, SignerErrorCode
 
 # 250 bytes: the filesystem takes it, `<stem>.signed.pdf.tmp` (261 bytes) can't exist.
 LONG_NAME = "n" * 246 + ".pdf"

@@ -10,12 +10,12 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from activities.signer import engine
+from activities.signer.contracts.jobs import JobStatus, SignerErrorCode
 from activities.signer.crypto.certs import sha1_thumbprint
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.crypto.verify import async_verify_pades
-from shared.contracts.signer import JobStatus, SignerErrorCode
+from activities.signer.models.jobs import SigningProfile
 from shared.db.models import utcnow
-from shared.db.signer_models import SigningProfile
 from tests.support.softhsm import PIN, TOKEN_LABEL, SoftToken, build_token
 
 PIN_ENV = "ESTEIRA_TEST_TOKEN_PIN"

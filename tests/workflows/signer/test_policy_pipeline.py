@@ -7,9 +7,9 @@ import io
 from pyhanko.pdf_utils.reader import PdfFileReader
 from pyhanko.sign.general import find_unique_cms_attribute
 
+from activities.signer.contracts.jobs import JobStatus, SignatureFormat, SignerErrorCode
 from activities.signer.crypto.policy_catalogue import catalogue_policy
 from activities.signer.crypto.samples import make_pdf
-from shared.contracts.signer import JobStatus, SignatureFormat, SignerErrorCode
 from tests.support.policy_documents import write_policy
 from tests.support.profiles import update_default_profile
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 
+from activities.signer.contracts.jobs import JobStatus, job_workflow_id
 from activities.signer.crypto.samples import make_pdf
 from shared.contracts.search_attributes import FILE_NAME, JOB_STATUS, PROFILE, SUMMARY
-from shared.contracts.signer import JobStatus, job_workflow_id
 from tests.support.visibility import cli_listed, listed
 
 

@@ -5,29 +5,38 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
+from types import SimpleNamespace
 
 from sqlalchemy import event
 from sqlmodel import select
 
+from activities.signer.contracts.jobs import FolderStatus
 from activities.signer.crypto.samples import make_pdf, make_remittance
-from activities.signer.enqueue import Enqueuer, EnqueueResult, Outcome
+from activities.signer.enqueue import EnqueueResult, Outcome
+from activities.signer.models.jobs import InputFolderState, Job, SigningProfile
+from activities.signer.operator import SignerOperations
 from activities.signer.repository import JobRepository
 from services.watcher.folder import ENQUEUE_BATCH, FolderWatcher
 from services.watcher.main import _hand_back_diverged
-from services.watcher.state import FolderStateStore
-from shared.contracts.signer import FolderStatus
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import OperationalEvent
-from shared.db.signer_models import InputFolderState, Job, SigningProfile
 from shared.settings import InputFolderSettings
+from shared.temporal import TemporalHandle
 
 
 def _watcher(signer, *, enqueuer=None, folder: InputFolderSettings | None = None,
              path: Path | None = None, max_failures: int = 10) -> FolderWatcher:
     return FolderWatcher(folder or InputFolderSettings(name="inbox"), path or signer.inbox,
-                         enqueuer=enqueuer or signer.enqueuer, repository=signer.repository,
-                         states=FolderStateStore(signer.sessions), stability_seconds=0.3,
+                         signer=_with_enqueuer(signer.face, enqueuer), stability_seconds=0.3,
                          poll_seconds=0.2, max_failures=max_failures)
+
+
+def _with_enqueuer(face: SignerOperations, enqueuer) -> SignerOperations:
+    """The face, its watcher's files taken by `enqueuer` instead (a broken or busy one)."""
+    if enqueuer is None:
+        return face
+    return SimpleNamespace(folders=face.folders,  # type: ignore[return-value]
+                           watching=SimpleNamespace(take=enqueuer.enqueue))
 
 
 @contextlib.asynccontextmanager
@@ -125,12 +134,12 @@ async def test_a_burst_of_drops_shares_its_lookups_inserts_and_connections(signe
     event.listen(engine.sync_engine, "checkout", checked_out)
     event.listen(engine.sync_engine, "checkin", checked_in)
     event.listen(engine.sync_engine.pool, "close", lambda *_: closed.append(1))
-    repository = JobRepository(session_factory(engine))
+    # The watcher process's face, on its own engine (one Enqueuer: its batches span the burst).
+    face = SignerOperations(signer.settings, session_factory(engine),
+                            TemporalHandle.of(signer.client))
+    repository = face.repository
     lookups, inserts = _counted(repository, "paths_and_names"), _counted(repository, "insert_all")
-    enqueuer = Enqueuer(repository, signer.storage, signer.enqueuer.client,
-                        task_queue_suffix=signer.settings.pipeline.task_queue_suffix)
-    watcher = FolderWatcher(InputFolderSettings(name="inbox"), signer.inbox, enqueuer=enqueuer,
-                            repository=repository, states=FolderStateStore(signer.sessions),
+    watcher = FolderWatcher(InputFolderSettings(name="inbox"), signer.inbox, signer=face,
                             stability_seconds=0.3, poll_seconds=0.2, max_failures=10)
     try:
         async with running(watcher):
@@ -222,8 +231,8 @@ async def test_a_diverged_input_is_handed_back_to_its_folder(signer):
             offered.append(path)
 
     stop = asyncio.Event()
-    task = asyncio.create_task(_hand_back_diverged(signer.sessions, {"inbox": _Watcher()}, stop,
-                                                   signer.settings))
+    task = asyncio.create_task(_hand_back_diverged(signer.face, {"inbox": _Watcher()}, stop,
+                                                   0.1))
     await asyncio.sleep(0.3)
     async with signer.sessions() as session:
         session.add(OperationalEvent(domain="signer", type="InputDiverged", message="m",
@@ -231,7 +240,6 @@ async def test_a_diverged_input_is_handed_back_to_its_folder(signer):
         session.add(OperationalEvent(domain="signer", type="InputDiverged", message="m",
                                      properties={"path": "/up/b.rem", "folder": None}))
         await session.commit()
-    signer.settings.pipeline.poll_interval_seconds = 0.1
     await _eventually(lambda: _nonempty(offered), timeout=10)
     stop.set()
     await task
@@ -260,15 +268,12 @@ async def test_a_held_name_dropped_again_is_born_failed_each_time_never_signed(s
 
 
 async def test_once_the_job_holding_a_name_is_deleted_the_watcher_takes_the_name_again(signer):
-    from activities.signer.operator.delete_job import delete_job
-
     async with running(_watcher(signer)):
         owner = await _held_name_job(signer)
         signer.drop("nome.pdf", make_pdf(pages=2))
         [_, refused] = await _eventually(lambda: _count(signer, 2))
         assert refused.error_code == "file.already-processed"
-        await delete_job(signer.repository, signer.storage, signer.enqueuer.client, owner,
-                         actor="test")
+        await signer.face.jobs.delete(owner, actor="test")
         signer.drop("nome.pdf", make_pdf(pages=3))
         # The owner's row is gone: the refused job and the new one are the two left.
         [_, again] = await _eventually(lambda: _count_new(signer, refused.id))

@@ -8,12 +8,10 @@ import time
 from sqlmodel import select
 
 from activities.signer.crypto.samples import make_pdf
-from activities.signer.operator.instances import set_stood_down
+from activities.signer.models.jobs import Job
 from services.watcher.folder import FolderWatcher
 from services.watcher.stand_down import StandDownFollower
-from services.watcher.state import FolderStateStore
 from shared.db.models import Instance
-from shared.db.signer_models import Job
 from shared.settings import InputFolderSettings
 
 STABILITY = 0.3
@@ -38,8 +36,7 @@ async def test_a_stood_down_watcher_holds_files_until_resumed(signer):
         session.add(Instance(instance_id="node-a:watcher:1", role="watcher", host="node-a",
                              pid=1, version="1", state="running", instance_name="node-a"))
         await session.commit()
-    await set_stood_down(signer.sessions, signer.settings, "node-a", stood_down=True,
-                         actor="operator:test")
+    await signer.face.instances.stand_down("node-a", actor="operator:test")
     follower = StandDownFollower(signer.sessions, "node-a", poll_seconds=0.1)
     await follower.read()  # as the watcher's main does before it starts watching
     consulted: list[float] = []
@@ -49,10 +46,8 @@ async def test_a_stood_down_watcher_holds_files_until_resumed(signer):
         return follower.held()
 
     watcher = FolderWatcher(InputFolderSettings(name="inbox"), signer.inbox,
-                            enqueuer=signer.enqueuer, repository=signer.repository,
-                            states=FolderStateStore(signer.sessions),
-                            stability_seconds=STABILITY, poll_seconds=0.2, max_failures=10,
-                            held=held)
+                            signer=signer.face, stability_seconds=STABILITY,
+                            poll_seconds=0.2, max_failures=10, held=held)
     stop = asyncio.Event()
     tasks = [asyncio.create_task(watcher.run(stop)), asyncio.create_task(follower.run(stop))]
     try:
@@ -64,8 +59,7 @@ async def test_a_stood_down_watcher_holds_files_until_resumed(signer):
 
         await _until(settled_and_held)
         assert await _jobs(signer) == [], "a stood-down instance enqueued a file"
-        await set_stood_down(signer.sessions, signer.settings, "node-a", stood_down=False,
-                             actor="operator:test")
+        await signer.face.instances.resume("node-a", actor="operator:test")
         [job] = await _until(lambda: _jobs(signer))
         assert job.file_name == "waiting.pdf"
         assert (await signer.wait_for(job.id)).status == "Completed"

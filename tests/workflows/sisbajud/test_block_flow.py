@@ -6,9 +6,9 @@ from decimal import Decimal
 
 import pytest
 
+from activities.sisbajud.contracts.orders import OrderState, block_account_alias
+from activities.sisbajud.models import SisbajudAlarm, SisbajudOrder, SisbajudWrite
 from services.simulators.midaz.testkit import send
-from shared.contracts.sisbajud import OrderState, block_account_alias
-from shared.db.sisbajud_models import SisbajudAlarm, SisbajudOrder, SisbajudWrite
 from tests.support.sisbajud import new_order_id, stored
 from tests.support.sisbajud_states import final_keys, finals, states
 

@@ -7,14 +7,14 @@ import json
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from shared.contracts.sisbajud import order_workflow_id
-from shared.contracts.sisbajud_names import (
+from activities.sisbajud.contracts.names import (
     BEGIN_REVISION_ACTIVITY,
     CHECK_OWNERSHIP_ACTIVITY,
     QUEUE_RESULT_ACTIVITY,
     SETTLE_ACTIVITY,
 )
-from shared.db.sisbajud_models import SisbajudOrder, SisbajudOutbox
+from activities.sisbajud.contracts.orders import order_workflow_id
+from activities.sisbajud.models import SisbajudOrder, SisbajudOutbox
 from tests.support.sisbajud import new_order_id, stored
 from tests.support.sisbajud_states import states
 

@@ -17,8 +17,7 @@ from temporalio.client import (
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 
-from activities.sisbajud.setup import order_options
-from shared.contracts.sisbajud import (
+from activities.sisbajud.contracts.orders import (
     ORDER_WORKFLOW,
     Effect,
     NoticeSignal,
@@ -32,7 +31,8 @@ from shared.contracts.sisbajud import (
     RunOrderInput,
     order_workflow_id,
 )
-from shared.db.sisbajud_models import SisbajudAlarm, SisbajudHumanDecision, SisbajudWrite
+from activities.sisbajud.models import SisbajudAlarm, SisbajudHumanDecision, SisbajudWrite
+from activities.sisbajud.setup import order_options
 from tests.support.sisbajud import DOCUMENT, INSTITUTION, World, new_order_id, stored
 from tests.support.sisbajud_states import finals, states
 from workflows.sisbajud.carry import Carry, Wait, WaitKind

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import update
 
+from activities.sisbajud.models import SisbajudOutbox
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudOutbox
 from tests.support.sisbajud import World, new_order_id, sisbajud_settings, stored
 from tests.support.sisbajud_states import states
 

@@ -6,15 +6,15 @@ import httpx
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.sisbajud.orders import OrderActivities
-from shared.contracts.sisbajud import FetchOrderInput, OrderState
-from shared.db.models import utcnow
-from shared.db.sisbajud_models import (
+from activities.sisbajud.contracts.orders import FetchOrderInput, OrderState
+from activities.sisbajud.models import (
     SisbajudAlarm,
     SisbajudHumanDecision,
     SisbajudInstitution,
     SisbajudOrder,
 )
+from activities.sisbajud.orders import OrderActivities
+from shared.db.models import utcnow
 from tests.support.sisbajud import INSTITUTION, new_order_id, stored
 from tests.support.sisbajud_states import final_keys
 

@@ -7,14 +7,20 @@ from decimal import Decimal
 
 import pytest
 
+from activities.sisbajud.contracts.orders import OrderState, block_account_alias
 from activities.sisbajud.gauges import uncertain_writes
 from activities.sisbajud.metrics import UNCERTAIN_WRITES
-from activities.sisbajud.operator.decisions import list_decisions, resolve_decision
-from activities.sisbajud.operator.payloads import ResolutionIn
-from shared.contracts.sisbajud import OrderState, block_account_alias
+from activities.sisbajud.models import (
+    SisbajudAlarm,
+    SisbajudHumanDecision,
+    SisbajudOrder,
+    SisbajudWrite,
+)
+from activities.sisbajud.operator import Proposed, ResolutionIn, Resolved, SisbajudOperations
+from services.simulators.midaz.testkit import send
 from shared.db.models import OperationalEvent
-from shared.db.sisbajud_models import SisbajudHumanDecision, SisbajudOrder, SisbajudWrite
 from shared.errors import EsteiraError
+from shared.temporal import TemporalHandle
 from tests.support.sisbajud import new_order_id, stored
 from tests.support.sisbajud_states import finals
 
@@ -30,14 +36,19 @@ async def _write_without_proof(world, recovery_s: float) -> None:
         "recovery_s": recovery_s})).raise_for_status()
 
 
-async def _two_people(world, client, decision_id: int, **decided) -> dict:
-    async def temporal():
-        return client
+def _face(world, client) -> SisbajudOperations:
+    return SisbajudOperations(world.settings, world.sessions, TemporalHandle.of(client),
+                              http=world.http)
 
+
+async def _two_people(world, client, decision_id: int, **decided) -> Resolved:
+    face = _face(world, client)
     body = ResolutionIn(reason="the bank statement shows the block", **decided)
-    proposed = await resolve_decision(world.sessions, temporal, decision_id, body, ANA)
-    assert proposed["status"] == "proposed"
-    return await resolve_decision(world.sessions, temporal, decision_id, body, RUI)
+    proposed = await face.decisions.resolve(decision_id, body, ANA)
+    assert isinstance(proposed, Proposed)
+    done = await face.decisions.resolve(decision_id, body, RUI)
+    assert isinstance(done, Resolved)
+    return done
 
 
 async def _indeterminate_gauge(world, client) -> float:
@@ -53,7 +64,7 @@ async def test_a_release_after_the_resolution_returns_the_held_money(make_world,
     await world.account("@held-1", "100")
     await world.order(parent, amount="30")
     await world.order(release, "DESBLOQUEIO", amount="30", parentOrderId=parent)
-    await _write_without_proof(world, recovery_s=10_000)  # never proven by a re-read
+    await _write_without_proof(world, recovery_s=10_000)  # not shown for hours
     async with world.worker(client):
         handle = await world.hold(client, parent, "HUMAN_DECISION")
         assert await world.balance("@held-1") == 70  # the money did move
@@ -64,14 +75,26 @@ async def test_a_release_after_the_resolution_returns_the_held_money(make_world,
             await _two_people(world, client, decision.id, effect="FULL",
                               reasonCode="BLOCKED_TOTAL", executedAmount=Decimal(30))
         assert refused.value.code == "request.invalid"
-        done = await _two_people(world, client, decision.id, effect="FULL",
-                                 reasonCode="BLOCKED_TOTAL", executedAmount=Decimal(30),
-                                 transactionId=tx["id"])
-        assert done["resolvedBy"] == f"{RUI}, confirming {ANA}"
+        held = {"effect": "FULL", "reasonCode": "BLOCKED_TOTAL",
+                "executedAmount": Decimal(30), "transactionId": tx["id"]}
+        # Midaz does not show the transaction yet: nothing is guessed, the decision stays open.
+        with pytest.raises(EsteiraError) as unshown:
+            await _two_people(world, client, decision.id, **held)
+        assert unshown.value.code == "sisbajud.transaction-unproven"
+        assert "does not show transaction" in str(unshown.value)
+        (alarm,) = await stored(world, SisbajudAlarm, code="ledger.resolution-unproven")
+        assert alarm.order_id == parent and tx["id"] in alarm.message
+        (decision,) = await stored(world, SisbajudHumanDecision, order_id=parent)
+        assert (decision.resolved_at, decision.proposed_by) == (None, None)  # propose again
+        (await world.midaz.post("/_sim/clock", json={"advance_s": 10_001})).raise_for_status()
+        done = await _two_people(world, client, decision.id, **held)
+        assert done.resolved_by == f"{RUI}, confirming {ANA}"
         await handle.result()
         (write,) = await stored(world, SisbajudWrite, order_id=parent)
         assert (write.state, write.applied_amount, write.transaction_id) == (
             "APPLIED", "30", tx["id"])
+        assert [(leg["account_alias"], Decimal(leg["amount"]))
+                for leg in write.applied_legs] == [("@held-1", 30)]
         assert write.resolved_by == f"{RUI}, confirming {ANA}" and write.resolved_at
         async with world.sessions() as session:
             assert await uncertain_writes(session) == {}
@@ -140,8 +163,9 @@ async def test_a_later_proof_is_shown_on_the_decision_and_the_people_still_decid
         assert row.state == "HUMAN_DECISION"
         (write,) = await stored(world, SisbajudWrite, order_id=order_id)
         assert write.state == "INDETERMINATE"  # its effect is the people's to settle
-        (shown,) = (await list_decisions(world.sessions, True, 10))["items"]
-        assert shown["ledgerProof"]["transactionId"] == tx["id"] and shown["proofFoundAt"]
+        (shown,) = (await _face(world, client).decisions.list(True, 10)).items
+        assert shown.ledger_proof is not None and shown.proof_found_at
+        assert shown.ledger_proof["transactionId"] == tx["id"]
         events = [e for e in await stored(world, OperationalEvent,
                                           type="HumanDecisionProofFound")
                   if e.properties.get("order_id") == order_id]
@@ -158,3 +182,51 @@ async def test_a_later_proof_is_shown_on_the_decision_and_the_people_still_decid
     (decision,) = await stored(world, SisbajudHumanDecision, order_id=order_id)
     assert decision.resolved_by == f"{RUI}, confirming {ANA}"
 
+
+
+async def test_the_release_returns_money_along_the_legs_the_resolved_transaction_moved(
+        make_world, temporal_env):
+    world = await make_world(heartbeat_every_seconds=0.3, human_decision_after_beats=2)
+    client = temporal_env.client
+    parent, release = new_order_id(), new_order_id()
+    block = block_account_alias(parent)
+    await world.account("@legs-a", "70")
+    await world.account("@legs-b", "30")
+    await world.order(parent, amount="100")  # planned: @legs-a 70, then @legs-b 30
+    await world.order(release, "DESBLOQUEIO", amount="30", parentOrderId=parent)
+    # Midaz answers 500 before anything moves: the write has no proof either way.
+    (await world.midaz.post("/_sim/faults", json={
+        "route": BLOCK, "kind": "error", "status": 500, "code": "0046"})).raise_for_status()
+    async with world.worker(client):
+        handle = await world.hold(client, parent, "HUMAN_DECISION")
+        (write,) = await stored(world, SisbajudWrite, order_id=parent)
+        assert [(leg["account_alias"], Decimal(leg["amount"])) for leg in write.legs] == [
+            ("@legs-a", 70), ("@legs-b", 30)]
+        # What did move: 30 from @legs-b only, in a transaction the people found.
+        moved = await world.midaz.post(f"{world.ledger.base}/transactions/json",
+                                       json=send({"@legs-b": "30"}, {block: "30"}))
+        moved.raise_for_status()
+        tx_id = moved.json()["id"]
+        (decision,) = await stored(world, SisbajudHumanDecision, order_id=parent)
+        with pytest.raises(EsteiraError) as mismatch:  # it moved 30, not 40
+            await _two_people(world, client, decision.id, effect="PARTIAL",
+                              reasonCode="BLOCKED_PARTIAL", executedAmount=Decimal(40),
+                              transactionId=tx_id)
+        assert mismatch.value.code == "sisbajud.transaction-unproven"
+        assert "moved 30" in str(mismatch.value)
+        assert await stored(world, SisbajudAlarm, code="ledger.resolution-unproven") == []
+        await _two_people(world, client, decision.id, effect="PARTIAL",
+                          reasonCode="BLOCKED_PARTIAL", executedAmount=Decimal(30),
+                          transactionId=tx_id)
+        await handle.result()
+        (write,) = await stored(world, SisbajudWrite, order_id=parent)
+        assert [(leg["account_alias"], Decimal(leg["amount"]))
+                for leg in write.applied_legs] == [("@legs-b", 30)]
+        run = await world.execute(client, release)
+    assert run.last_state == OrderState.RESOLVED
+    # Back to the account it came from; @legs-a, never debited, is not credited.
+    assert (await world.balance("@legs-a"), await world.balance("@legs-b"),
+            await world.balance(block)) == (70, 30, 0)
+    (unblock,) = [t for t in await world.transactions() if t["_kind"] == "unblock"]
+    assert [op["accountAlias"] for op in unblock["operations"]
+            if op["direction"] == "credit"] == ["@legs-b"]

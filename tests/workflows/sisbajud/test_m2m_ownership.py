@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 import pytest_asyncio
 
+from activities.sisbajud.models import SisbajudAlarm, SisbajudInstitution, SisbajudOrder
 from activities.sisbajud.setup import claim_institutions
 from services.simulators.mensageria import create_app as mensageria_app
 from services.simulators.midaz import create_app as midaz_app
 from services.simulators.oauth import OAuthClient
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudAlarm, SisbajudInstitution, SisbajudOrder
 from shared.settings import DEV_M2M_CLIENT_ID, DEV_M2M_CLIENT_SECRET
 from tests.support.sisbajud import INSTITUTION, World, new_order_id, sisbajud_settings, stored
 
@@ -24,12 +24,11 @@ CLIENTS = {DEV_M2M_CLIENT_ID: OAuthClient(DEV_M2M_CLIENT_SECRET, SUBJECT)}
 
 @pytest_asyncio.fixture
 async def strict_world(settings, task_queue):
-    """A World whose simulators take only tokens they issued (plus the harness's own `t`)."""
+    """A World whose simulators issue the dev client tokens for `SUBJECT`."""
     worlds: list[World] = []
 
     async def make(**overrides) -> World:
-        apps = (midaz_app(tokens=["t"], clients=CLIENTS),
-                mensageria_app(tokens=["t"], clients=CLIENTS))
+        apps = midaz_app(clients=CLIENTS), mensageria_app(clients=CLIENTS)
         world = await World(sisbajud_settings(settings, task_queue, **overrides),
                             apps=apps).start()
         worlds.append(world)

@@ -10,11 +10,11 @@ import httpx
 import pytest
 
 from activities.sisbajud import orphan_cursor
+from activities.sisbajud.contracts.orders import block_account_alias
+from activities.sisbajud.models import SisbajudAlarm, SisbajudOrphan, SisbajudWrite
 from activities.sisbajud.orphans import OrphanChecker
 from services.simulators.midaz.testkit import send
-from shared.contracts.sisbajud import block_account_alias
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudAlarm, SisbajudOrphan, SisbajudWrite
 from tests.support.sisbajud import INSTITUTION, stored
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"])

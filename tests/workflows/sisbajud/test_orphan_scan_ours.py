@@ -8,11 +8,11 @@ import asyncio
 import httpx
 import pytest
 
+from activities.sisbajud.contracts.orders import block_account_alias
+from activities.sisbajud.models import SisbajudOrphan, SisbajudWrite
 from activities.sisbajud.orphans import OrphanChecker
 from services.simulators.midaz.testkit import send
-from shared.contracts.sisbajud import block_account_alias
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudOrphan, SisbajudWrite
 from tests.support.sisbajud import INSTITUTION, stored
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"])

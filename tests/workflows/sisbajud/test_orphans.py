@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from activities.sisbajud.contracts.orders import StageName, block_account_alias
+from activities.sisbajud.models import SisbajudAlarm, SisbajudOrphan
 from services.simulators.midaz.testkit import send
-from shared.contracts.sisbajud import StageName, block_account_alias
-from shared.db.sisbajud_models import SisbajudAlarm, SisbajudOrphan
 from tests.support.sisbajud import new_order_id, stored
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"])

@@ -12,10 +12,7 @@ from temporalio.client import ScheduleOverlapPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
-from activities.sisbajud.setup import ensure_tick_schedule, tick_input
-from services.simulators.hub.sender import prepare_notice
-from services.webhook_gateway.app import WEBHOOK_PATH
-from shared.contracts.sisbajud import (
+from activities.sisbajud.contracts.orders import (
     TICK_WORKFLOW,
     StageName,
     StageResult,
@@ -23,7 +20,10 @@ from shared.contracts.sisbajud import (
     TickResult,
     tick_schedule_id,
 )
-from shared.db.sisbajud_models import SisbajudAlarm, SisbajudNotice, SisbajudOutbox
+from activities.sisbajud.models import SisbajudAlarm, SisbajudNotice, SisbajudOutbox
+from activities.sisbajud.setup import ensure_tick_schedule, tick_input
+from services.simulators.hub.sender import prepare_notice
+from services.webhook_gateway.app import WEBHOOK_PATH
 from tests.api.sisbajud.conftest import SECRET, world_gateway
 from tests.support.sisbajud import new_order_id, stored
 from tests.support.sisbajud_states import final_keys, states

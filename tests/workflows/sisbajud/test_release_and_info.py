@@ -8,12 +8,12 @@ from decimal import Decimal
 
 import pytest
 
+from activities.sisbajud.contracts.ledger import PlanInput
+from activities.sisbajud.contracts.orders import block_account_alias
+from activities.sisbajud.models import SisbajudHumanDecision, SisbajudOrder
 from activities.sisbajud.plans import PlanActivities
 from activities.sisbajud.wire import order_from_wire
 from services.simulators.midaz.testkit import send
-from shared.contracts.sisbajud import block_account_alias
-from shared.contracts.sisbajud_ledger import PlanInput
-from shared.db.sisbajud_models import SisbajudHumanDecision, SisbajudOrder
 from tests.support.sisbajud import MIDAZ, new_order_id, stored
 from tests.support.sisbajud_states import final_keys, finals
 

@@ -6,11 +6,8 @@ import uuid
 
 import pytest
 
-from activities.sisbajud.routing import LEDGER_BINDINGS, ORGANIZATIONS
-from activities.sisbajud.store import record_notice
-from shared.contracts.sisbajud import OrderState
-from shared.db.models import utcnow
-from shared.db.sisbajud_models import (
+from activities.sisbajud.contracts.orders import OrderState
+from activities.sisbajud.models import (
     SisbajudAlarm,
     SisbajudHumanDecision,
     SisbajudNotice,
@@ -18,6 +15,9 @@ from shared.db.sisbajud_models import (
     SisbajudRoutingDocument,
     SisbajudWrite,
 )
+from activities.sisbajud.routing import LEDGER_BINDINGS, ORGANIZATIONS
+from activities.sisbajud.store import record_notice
+from shared.db.models import utcnow
 from tests.support.sisbajud import LEDGER, ORG, new_order_id, stored
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"])

@@ -7,6 +7,7 @@ import logging
 
 import pytest
 
+from activities.sisbajud.contracts.orders import OrderRunResult, OrderState, order_workflow_id
 from services.simulators.hub.sender import prepare_notice
 from services.webhook_gateway.app import WEBHOOK_PATH
 from shared.contracts.search_attributes import (
@@ -15,7 +16,6 @@ from shared.contracts.search_attributes import (
     ORDER_ID,
     SUMMARY,
 )
-from shared.contracts.sisbajud import OrderRunResult, OrderState, order_workflow_id
 from tests.api.sisbajud.conftest import SECRET, world_gateway
 from tests.support.sisbajud import INSTITUTION, new_order_id
 from tests.support.visibility import bare_namespace, cli_listed, listed

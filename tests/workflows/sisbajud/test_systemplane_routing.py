@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import asyncpg
 import pytest
@@ -13,12 +14,10 @@ import pytest_asyncio
 from pydantic import SecretStr
 
 from activities.sisbajud import systemplane as systemplane_module
-from activities.sisbajud.operator.routing_documents import (
-    get_routing_document,
-    put_routing_document,
-    routing_preflight,
-)
-from activities.sisbajud.routing import LEDGER_BINDINGS, ORGANIZATIONS
+from activities.sisbajud.contracts.orders import OrderState
+from activities.sisbajud.models import SisbajudRoutingDocument, SisbajudWrite
+from activities.sisbajud.operator import SisbajudOperations
+from activities.sisbajud.routing import LEDGER_BINDINGS, ORGANIZATIONS, Preflight
 from activities.sisbajud.store import record_notice
 from activities.sisbajud.systemplane import (
     SystemplaneDocuments,
@@ -26,8 +25,7 @@ from activities.sisbajud.systemplane import (
     asyncpg_dsn,
     documents_for,
 )
-from shared.contracts.sisbajud import OrderState
-from shared.db.sisbajud_models import SisbajudRoutingDocument, SisbajudWrite
+from shared.temporal import TemporalHandle
 from tests.support.sisbajud import LEDGER, ORG, new_order_id, stored
 from tests.support.systemplane import delete, put, tenant_database
 
@@ -42,6 +40,18 @@ async def systemplane(postgres_server):
         pytest.skip("PostgreSQL tier skipped: no PostgreSQL binaries found")
     async with tenant_database(postgres_server.admin_url) as url:
         yield url
+
+
+async def _never() -> Any:
+    raise AssertionError("the routing documents never ask Temporal")
+
+
+_NO_TEMPORAL = TemporalHandle(_never)
+
+
+def _face(world) -> SisbajudOperations:
+    """The face on the world's store and simulators (its preflight asks the world's Midaz)."""
+    return SisbajudOperations(world.settings, world.sessions, _NO_TEMPORAL, http=world.http)
 
 
 async def _until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
@@ -129,7 +139,7 @@ async def test_the_preflight_asks_midaz_for_each_route_id(make_world, systemplan
     unknown = "0190f000-0000-7000-8000-00000000dead"
     await put(systemplane, NAMESPACE, ORGANIZATIONS, {"organizations": [{"organizationId": ORG}]})
 
-    async def report(block: dict, unblock: dict) -> dict:
+    async def report(block: dict, unblock: dict) -> Preflight:
         bindings = {"bindings": [
             {"organizationId": ORG, "ledgerId": LEDGER, "block": block, "unblock": unblock}]}
         await put(systemplane, NAMESPACE, LEDGER_BINDINGS, bindings)
@@ -137,20 +147,20 @@ async def test_the_preflight_asks_midaz_for_each_route_id(make_world, systemplan
         async with asyncio.timeout(10):  # hot reload: the change arrives on the feed
             while (await reader.documents()).get(LEDGER_BINDINGS) != bindings:
                 await asyncio.sleep(0.02)
-        return await routing_preflight(world.sessions, world.settings, world.http)
+        return await _face(world).routing.preflight()
 
     bad = await report({**good, "transactionRouteId": unknown}, wrong_side)
-    assert bad["ready"] is False
-    assert sorted((p["code"], p["action"]) for p in bad["problems"]) == [
+    assert bad.problems
+    assert sorted((p["code"], p["action"]) for p in bad.problems) == [
         ("routing.route-type-mismatch", "unblock"), ("routing.route-unknown", "block")]
-    assert next(p for p in bad["problems"] if p["code"] == "routing.route-unknown")[
+    assert next(p for p in bad.problems if p["code"] == "routing.route-unknown")[
         "routeId"] == unknown
     loose = (await world.midaz.post(f"{world.ledger.base}/operation-routes", json={
         "title": "loose", "operationType": "source"})).json()["id"]
     mixed = await report(good, {**good, "sourceRouteId": loose})
-    assert {p["code"] for p in mixed["problems"]} == {"routing.route-not-in-transaction-route"}
+    assert {p["code"] for p in mixed.problems} == {"routing.route-not-in-transaction-route"}
     fine = await report(good, good)
-    assert (fine["ready"], fine["problems"]) == (True, [])
+    assert fine.problems == []
 
 
 @ON_SQLITE
@@ -158,13 +168,12 @@ async def test_the_admin_api_writes_the_document_into_systemplane(world, systemp
     sis = world.settings.sisbajud.model_copy(update={"systemplane_dsn": SecretStr(systemplane)})
     settings = world.settings.model_copy(update={"sisbajud": sis})
     document = {"organizations": [{"organizationId": ORG, "enabled": True}]}
-    first = await put_routing_document(world.sessions, ORGANIZATIONS, document, "alice",
-                                       settings)
-    second = await put_routing_document(world.sessions, ORGANIZATIONS, document, "bob",
-                                        settings)
-    assert (first["updatedBy"], second["updatedBy"]) == ("alice", "bob")
-    assert second["version"] == first["version"]  # the same value keeps its revision
-    assert await get_routing_document(world.sessions, ORGANIZATIONS, settings) == second
+    routing = SisbajudOperations(settings, world.sessions, _NO_TEMPORAL).routing
+    first = await routing.put(ORGANIZATIONS, document, "alice")
+    second = await routing.put(ORGANIZATIONS, document, "bob")
+    assert (first.updated_by, second.updated_by) == ("alice", "bob")
+    assert second.version == first.version  # the same value keeps its revision
+    assert await routing.get(ORGANIZATIONS) == second
     assert await stored(world, SisbajudRoutingDocument) == []  # nothing kept locally
     reader = SystemplaneDocuments(systemplane, NAMESPACE)
     try:

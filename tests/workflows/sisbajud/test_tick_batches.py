@@ -7,10 +7,10 @@ from typing import Any
 
 import httpx
 
+from activities.sisbajud.contracts.orders import TickInput, order_workflow_id
+from activities.sisbajud.models import SisbajudNotice, SisbajudOutbox
 from activities.sisbajud.tick import TickActivities
-from shared.contracts.sisbajud import TickInput, order_workflow_id
 from shared.db.models import utcnow
-from shared.db.sisbajud_models import SisbajudNotice, SisbajudOutbox
 from tests.support.sisbajud import new_order_id, stored
 
 # Long enough for any loaded machine; the calls only wait this long when they are serial.

@@ -4,21 +4,28 @@ is alarmed."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import update
+from sqlalchemy.engine import make_url
+from temporalio.client import WorkflowExecutionStatus
+from temporalio.testing import ActivityEnvironment
 
+from activities.sisbajud.contracts.orders import OrderState, StageName, block_account_alias
 from activities.sisbajud.metrics import UNCERTAIN_WRITES
-from shared.contracts.sisbajud import OrderState, StageName, block_account_alias
-from shared.db.models import utcnow
-from shared.db.sisbajud_models import (
+from activities.sisbajud.models import (
     SisbajudAlarm,
     SisbajudHumanDecision,
     SisbajudOrder,
     SisbajudOutbox,
     SisbajudWrite,
 )
+from activities.sisbajud.setup import tick_input
+from activities.sisbajud.tick import TickActivities
+from shared.db.models import utcnow
 from tests.support.sisbajud import new_order_id, stored
 from tests.support.sisbajud_states import numbered
 
@@ -127,3 +134,61 @@ async def test_a_write_resolved_before_resolutions_took_effect_is_settled(world,
     assert (write.state, write.applied_amount, write.transaction_id, write.resolved_by) == (
         "APPLIED", "12.00", "tx-12", "operator:rui, confirming operator:ana")
     assert UNCERTAIN_WRITES.labels("INDETERMINATE")._value.get() == 0
+
+
+class _SlowTemporal:
+    """A Temporal stand-in whose every `describe` takes a while (a slow frontend); while it
+    answers, another process's writer tries to commit to the same SQLite file."""
+
+    def __init__(self, database: str) -> None:
+        self.database = database
+        self.writes: list[str] = []
+
+    def get_workflow_handle(self, workflow_id: str) -> SimpleNamespace:
+        return SimpleNamespace(describe=self._describe)
+
+    async def _describe(self) -> SimpleNamespace:
+        self.writes.append(await asyncio.to_thread(self._write_elsewhere))
+        return SimpleNamespace(status=WorkflowExecutionStatus.RUNNING)
+
+    def _write_elsewhere(self) -> str:
+        # Half a second of busy wait, where the store's own writers wait ten: enough for any
+        # short transaction, not for one held across the describe.
+        connection = sqlite3.connect(self.database, timeout=0.5)
+        try:
+            connection.execute("UPDATE sisbajud_orders SET detail = 'another writer' "
+                               "WHERE order_id = 'bystander'")
+            connection.commit()
+            return "committed"
+        except sqlite3.OperationalError as exc:
+            return str(exc)
+        finally:
+            connection.close()
+
+
+async def test_stage_3_asks_temporal_with_no_write_transaction_open(world):
+    long_ago = utcnow() - timedelta(days=1)
+    async with world.sessions() as session:
+        session.add(SisbajudOrder(order_id="bystander", revision=1, operation="BLOQUEIO",
+                                  state="RESOLVED", created_at=long_ago, updated_at=long_ago))
+        for _ in range(3):  # each alarmed as stuck, the next described after it
+            order_id = new_order_id()
+            session.add(SisbajudOrder(order_id=order_id, revision=1, operation="BLOQUEIO",
+                                      state="INDETERMINATE", requested_amount="10",
+                                      created_at=long_ago, updated_at=long_ago))
+            session.add(SisbajudWrite(
+                idempotency_key=f"{order_id}:1", order_id=order_id, revision=1, kind="block",
+                institution_id="BANK1", block_alias=block_account_alias(order_id),
+                total="10", legs=[], state="INDETERMINATE", created_at=long_ago,
+                updated_at=long_ago))
+        await session.commit()
+    temporal = _SlowTemporal(make_url(world.settings.sqlalchemy_url).database)
+
+    async def provider() -> _SlowTemporal:
+        return temporal
+
+    stages = TickActivities(world.settings, world.sessions, world.http, provider)
+    stage = await ActivityEnvironment().run(stages.monitor, tick_input(world.settings))
+    assert "3 stuck" in stage.detail
+    assert temporal.writes == ["committed"] * 3
+    assert len(await stored(world, SisbajudAlarm, code="ledger.monitor-stuck")) == 3

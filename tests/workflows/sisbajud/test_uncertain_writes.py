@@ -10,7 +10,7 @@ import pytest
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from shared.contracts.sisbajud import (
+from activities.sisbajud.contracts.orders import (
     Effect,
     OrderState,
     ReasonCode,
@@ -18,13 +18,13 @@ from shared.contracts.sisbajud import (
     ResolveDecisionResult,
     block_account_alias,
 )
-from shared.db.models import OperationalEvent
-from shared.db.sisbajud_models import (
+from activities.sisbajud.models import (
     SisbajudAlarm,
     SisbajudHumanDecision,
     SisbajudOutbox,
     SisbajudWrite,
 )
+from shared.db.models import OperationalEvent
 from tests.support.sisbajud import World, new_order_id, serve, stored
 from tests.support.sisbajud_states import finals, numbered, states
 
@@ -67,6 +67,9 @@ async def test_apply_then_500_is_indeterminate_until_the_lag_passes_then_full(ma
     assert await world.balance(block_account_alias(order_id)) == 10
     (write,) = await stored(world, SisbajudWrite, order_id=order_id)
     assert (write.state, write.transaction_id, write.attempts) == ("APPLIED", tx["id"], 1)
+    # What the proven transaction moved, as its operations show it.
+    assert [(leg["account_alias"], Decimal(leg["amount"])) for leg in write.applied_legs] == [
+        ("@lag", 10)]
     assert [k["filled"] for k in await _keys(world, order_id)] == [False]  # 409 0084 for days
     received = await world.results(order_id)
     results = finals(received)

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from shared.contracts.sisbajud import block_account_alias
+from activities.sisbajud.contracts.orders import block_account_alias
 from tests.support.sisbajud import MENSAGERIA, MIDAZ, new_order_id
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite"])

@@ -15,15 +15,15 @@ from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.sisbajud.setup import tick_input
-from shared.contracts import sisbajud_names as names
-from shared.contracts.sisbajud import (
+from activities.sisbajud.contracts import names
+from activities.sisbajud.contracts.orders import (
     TICK_WORKFLOW,
     OrderState,
     block_account_alias,
     order_workflow_id,
 )
-from shared.db.sisbajud_models import SisbajudWrite
+from activities.sisbajud.models import SisbajudWrite
+from activities.sisbajud.setup import tick_input
 from shared.settings import InstitutionSettings
 from tests.support.sisbajud import LEDGER, ORG, World, new_order_id, serve, stored
 from tests.support.sisbajud_states import finals, states
@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[3]
 def _worker_env(world: World, temporal_address: str, midaz: str, mensageria: str,
                 data_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ESTEIRA_", "TEMPORAL_"))}
-    institution = {"id": "BANK1", "base_url": midaz, "token": "midaz-token",
+    institution = {"id": "BANK1", "base_url": midaz,
                    "organization_id": ORG, "ledger_id": LEDGER}
     sis = world.settings.sisbajud
     env.update({
@@ -44,7 +44,6 @@ def _worker_env(world: World, temporal_address: str, midaz: str, mensageria: str
         "ESTEIRA_SISBAJUD__TASK_QUEUE": sis.task_queue,
         "ESTEIRA_SISBAJUD__INSTITUTIONS": json.dumps([institution]),
         "ESTEIRA_SISBAJUD__MENSAGERIA_URL": mensageria,
-        "ESTEIRA_SISBAJUD__MENSAGERIA_TOKEN": "m2m-token",
         "ESTEIRA_SISBAJUD__TICK_EVERY_SECONDS": "3600",
         "ESTEIRA_SISBAJUD__WRITE_HEARTBEAT_TIMEOUT_SECONDS": "2",
         # The survivor runs in this process on the session's client, which has no payload
@@ -100,7 +99,7 @@ async def test_kill_9_between_ledger_write_and_result_writes_once(world, tempora
         settings = world.settings.model_copy(update={"sisbajud": world.settings.sisbajud
                                                      .model_copy(update={
             "mensageria_url": mensageria, "institutions": [InstitutionSettings(
-                id="BANK1", base_url=midaz, token="midaz-token", organization_id=ORG,
+                id="BANK1", base_url=midaz, organization_id=ORG,
                 ledger_id=LEDGER)]})})
         survivor = World(settings, apps=(world.midaz_app, world.mensageria_app))
         try:
@@ -163,7 +162,7 @@ async def test_kill_9_mid_plan_is_noticed_by_the_heartbeat_within_seconds(world,
         settings = world.settings.model_copy(update={"sisbajud": world.settings.sisbajud
                                                      .model_copy(update={
             "mensageria_url": mensageria, "institutions": [InstitutionSettings(
-                id="BANK1", base_url=midaz, token="midaz-token", organization_id=ORG,
+                id="BANK1", base_url=midaz, organization_id=ORG,
                 ledger_id=LEDGER)]})})
         survivor = World(settings, apps=(world.midaz_app, world.mensageria_app))
         try:

@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 
 from pydantic import AwareDatetime, Field
 
+from activities.pickup.contracts.board import Kind
 from services.api.routes.pickup.credential_schemas import Body
-from shared.contracts.pickup import Kind
 
 
 class _Changes(Body):

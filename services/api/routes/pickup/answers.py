@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any, TypeVar
 
-from shared.contracts.pickup import (
+from activities.pickup.contracts.board import (
     AuthorizationStatus,
     Kind,
     LedgerCommand,
@@ -15,6 +15,7 @@ from shared.contracts.pickup import (
     PickupState,
     SubjectKind,
     SyncStatus,
+    TokenKind,
 )
 from shared.db.models import as_utc
 from shared.paging import Page
@@ -127,10 +128,12 @@ class Credential(WireModel):
 
 
 class AccessToken(WireModel):
-    """A guardian-app token as listed: its id and dates, never its value."""
+    """A guardian's token as listed: its id, kind (`app`, or `web` for a guardian page
+    session) and dates, never its value."""
 
     id: int
     guardian_id: int
+    kind: TokenKind
     created_at: datetime
     expires_at: datetime
 

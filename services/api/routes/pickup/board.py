@@ -6,6 +6,7 @@ from datetime import date
 
 from fastapi import APIRouter
 
+from activities.pickup.contracts.board import LedgerStatus
 from services.api.routes.pickup.answers import (
     AuditEntry,
     Board,
@@ -20,7 +21,6 @@ from services.api.routes.pickup.answers import (
 from services.api.routes.pickup.deps import Actor, Cursor, Limit, SchoolScope
 from services.api.routes.pickup.schemas import MonitorTarget, Versioned
 from services.app_context import PickupFace
-from shared.contracts.pickup import LedgerStatus
 from shared.wire import PageOut
 
 router = APIRouter()

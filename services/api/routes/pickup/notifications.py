@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from activities.pickup.contracts.board import NotificationStatus
 from services.api.routes.pickup.answers import Notification, NotificationPage
 from services.api.routes.pickup.deps import Actor, Cursor, Limit, SchoolScope
 from services.app_context import PickupFace
-from shared.contracts.pickup import NotificationStatus
 
 router = APIRouter()
 

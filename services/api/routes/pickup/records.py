@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
+from activities.pickup.contracts.board import AuthorizationStatus, PickupState
 from activities.pickup.operator import RecordFilter
 from services.api.routes.pickup.admin_schemas import (
     GuardianChanges,
@@ -21,7 +22,6 @@ from services.api.routes.pickup.answers import (
 )
 from services.api.routes.pickup.deps import Actor, Cursor, Limit, SchoolScope
 from services.app_context import PickupFace
-from shared.contracts.pickup import AuthorizationStatus, PickupState
 from shared.wire import PageOut
 
 router = APIRouter()
@@ -83,7 +83,8 @@ async def delete_guardian(guardian_id: int, pickup: PickupFace, actor: Actor) ->
 @router.get("/guardians/{guardian_id}/tokens", response_model=PageOut[AccessToken])
 async def list_tokens(guardian_id: int, pickup: PickupFace, limit: Limit = 100,
                       cursor: Cursor = None) -> PageOut[AccessToken]:
-    """The guardian's app tokens, oldest first (ids and dates, never the values)."""
+    """The guardian's tokens, oldest first (ids, kind — `app`, or `web` for a guardian page
+    session — and dates; never the values)."""
     return paged(AccessToken, await pickup.access.tokens(guardian_id, limit=limit,
                                                          cursor=cursor))
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from activities.pickup.contracts.board import PickupErrorCode
+from activities.pickup.contracts.errors import pickup_error
 from activities.pickup.operator import RosterReport
 from services.api.routes.pickup import answers
 from services.api.routes.pickup.deps import Actor
 from services.app_context import PickupFace
-from shared.contracts.pickup import PickupErrorCode
-from shared.contracts.pickup_errors import pickup_error
 from shared.errors import ErrorCode, EsteiraError
 from shared.problem import refusal
 

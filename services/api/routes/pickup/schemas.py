@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import AwareDatetime, Field, field_validator, model_validator
 
+from activities.pickup.contracts.board import Kind
+from activities.pickup.contracts.schools import DAY_START_PATTERN, MAX_TIMEOUT_MINUTES, iana_zone
 from services.api.routes.pickup.credential_schemas import Body, CardValue, QrValue
-from shared.contracts.pickup import Kind
-from shared.settings.pickup import DAY_START_PATTERN, MAX_TIMEOUT_MINUTES, iana_zone
 from shared.web_urls import web_url
 
 

@@ -11,12 +11,12 @@ import pytest
 import pytest_asyncio
 from temporalio.worker import Worker
 
+from activities.signer.contracts.jobs import task_queues
 from activities.signer.lacuna.activities import AwaitingSignerActivities
 from activities.signer.lacuna.client import LacunaClient
 from activities.signer.lacuna.discovery import SignerFolderScanner
 from activities.signer.lacuna.methods import RemoteMethods
 from services.simulators.lacuna import LacunaSimSettings, create_app
-from shared.contracts.signer import task_queues
 from shared.settings import Settings, SignerSettings
 from tests.support.lacuna import (
     HOLDER_CPF,

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from activities.signer.contracts.jobs import JobStatus
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.lacuna.dispatches import DispatchLog
 from activities.signer.lacuna.methods import RemoteMethods
-from activities.signer.operator.commands import retry_job
-from shared.contracts.signer import JobStatus
-from shared.db.signer_models import Job
+from activities.signer.models.jobs import Job
 
 AWAITING = {JobStatus.AWAITING_SIGNER.value}
 
@@ -95,7 +94,7 @@ async def test_retrying_a_failed_job_adopts_its_live_document_instead_of_a_secon
                 session.add(row)
                 await session.commit()
         remote.awaiting.settings.max_wait_seconds = 3600
-        retry_id = await retry_job(signer.repository, signer.enqueuer, failed.id)
+        retry_id = (await signer.face.jobs.retry(failed.id)).id
         retried = await signer.wait_for(retry_id, AWAITING)
         assert retried.remote_document_id == document["id"]
         assert len(await _documents(remote)) == 1, "no second signature flow"

@@ -12,6 +12,7 @@ from cryptography import x509
 from pyhanko.pdf_utils.reader import PdfFileReader
 from temporalio.worker import Worker
 
+from activities.signer.contracts.jobs import JobStatus, task_queues
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.crypto.verify import verify_pades
 from activities.signer.lacuna.activities import AwaitingSignerActivities
@@ -21,7 +22,6 @@ from activities.signer.lacuna.methods import RemoteMethods
 from services.dev.lacuna_sim import sim_settings as dev_sim_settings
 from services.simulators.lacuna import create_app
 from services.simulators.lacuna.participant_pki import CA_FILE
-from shared.contracts.signer import JobStatus, task_queues
 from shared.settings import Settings, SignerSettings
 from tests.support.lacuna import KEYLESS_APPROVERS, SIM_KEY, SimControl, keyless_profile
 from tests.support.sisbajud import serve

@@ -9,11 +9,10 @@ import pytest
 from cryptography import x509
 from temporalio.client import WorkflowFailureError
 
+from activities.signer.contracts.jobs import JobStatus, job_workflow_id
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.crypto.verify import verify_pades
-from activities.signer.operator.commands import cancel_job
 from services.app import create_app
-from shared.contracts.signer import JobStatus, job_workflow_id
 from tests.api.conftest import make_context
 from tests.support.pickup import serve
 from tests.workflows.signer.lacuna.conftest import WEBHOOK_TOKEN
@@ -93,10 +92,9 @@ async def test_cancel_while_awaiting_cancels_remotely_and_stands_if_that_fails(r
         await remote.sim.fault(method="POST", path=f"/api/documents/{failing_doc['id']}/"
                                "cancellation", status=503, count=5)
         for job in (failing, working):
-            canceled = await cancel_job(signer.repository, signer.enqueuer.client, job.id,
-                                        reason="wrong file", actor="test")
+            canceled = await signer.face.jobs.cancel(job.id, reason="wrong file", actor="test")
             assert canceled.status == JobStatus.CANCELED
-            handles.append(signer.enqueuer.client.get_workflow_handle(job_workflow_id(job.id)))
+            handles.append(signer.client.get_workflow_handle(job_workflow_id(job.id)))
         for handle in handles:
             with pytest.raises(WorkflowFailureError):
                 await handle.result()

@@ -6,12 +6,9 @@ import asyncio
 
 from cryptography import x509
 
+from activities.signer.contracts.jobs import JobStatus
 from activities.signer.crypto.samples import make_pdf
 from activities.signer.crypto.verify import verify_pades
-from activities.signer.operator.clear import clear_jobs
-from activities.signer.operator.commands import cancel_job, retry_job
-from activities.signer.operator.delete_job import delete_job
-from shared.contracts.signer import JobStatus
 from shared.db.models import utcnow
 from tests.workflows.signer.lacuna.conftest import FOLDER, holder_flow
 
@@ -72,9 +69,8 @@ async def test_document_moved_on_before_signing_cancels_the_job(remote):
 async def test_retry_from_canceled_signs_the_same_document(remote):
     signer = remote.signer
     document, job_id = await _queued_while_paused(remote)
-    await cancel_job(signer.repository, signer.enqueuer.client, job_id, reason=None,
-                     actor="test")
-    retry_id = await retry_job(signer.repository, signer.enqueuer, job_id)
+    await signer.face.jobs.cancel(job_id, reason=None, actor="test")
+    retry_id = (await signer.face.jobs.retry(job_id)).id
     await signer.set_paused(False)
     done = await signer.wait_for(retry_id)
     assert done.status == JobStatus.COMPLETED and done.parent_job_id == job_id
@@ -84,12 +80,11 @@ async def test_retry_from_canceled_signs_the_same_document(remote):
 async def test_delete_or_clear_then_rescan_does_not_sign_again(remote):
     signer = remote.signer
     document, job_id = await _queued_while_paused(remote)
-    await delete_job(signer.repository, signer.storage, signer.enqueuer.client, job_id,
-                     actor="test")
+    await signer.face.jobs.delete(job_id, actor="test")
     assert await signer.repository.get(job_id) is None
     report = await remote.scanner.scan()
     assert report.created == [] and report.known == 1
-    await clear_jobs(signer.sessions, signer.storage, actor="test")
+    await signer.face.jobs.clear(actor="test")
     assert (await remote.scanner.scan()).created == []
     assert (await remote.sim.document(document["id"]))["status"] == "Pending"
 
@@ -105,7 +100,7 @@ async def test_lost_worker_past_the_signing_call_asks_the_signer(remote):
     assert result.status == JobStatus.FAILED
     assert result.error_code == "signer-folder.interrupted"
     # The Signer shows the action done: a second such job is completed, not failed.
-    retry_id = await retry_job(signer.repository, signer.enqueuer, job_id)
+    retry_id = (await signer.face.jobs.retry(job_id)).id
     await signer.repository.transition(retry_id, [JobStatus.QUEUED], JobStatus.PROCESSING,
                                        "claimed", signing_started_at=utcnow())
     await remote.sim.act(document["id"], document["flowActions"][0]["id"], "sign")

@@ -1,0 +1,2 @@
+"""The pickup board's contracts: names, task queues, workflow
+ids, payloads, error codes."""

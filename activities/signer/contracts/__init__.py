@@ -1,0 +1,2 @@
+"""The signer's contracts: names, task queues, workflow ids,
+payloads, error codes."""

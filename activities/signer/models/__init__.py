@@ -1,0 +1,1 @@
+"""The signer's tables in the operational store."""
