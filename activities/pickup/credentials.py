@@ -9,8 +9,8 @@ from sqlmodel import delete, or_, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup.contracts.board import PickupErrorCode, SubjectKind
-from activities.pickup.errors import pickup_error
-from activities.pickup.models import Credential
+from activities.pickup.errors import not_found, pickup_error
+from activities.pickup.models import Credential, School
 
 C = Credential
 
@@ -53,6 +53,18 @@ async def put_credential(session: AsyncSession, *, school_id: int, holder_kind: 
     except IntegrityError:
         raise _taken(school_id) from None
     return current, previous
+
+
+async def attach(session: AsyncSession, *, school_id: int, holder_kind: SubjectKind,
+                 holder_id: int, card_value: int | None, qr_value: str | None,
+                 at: datetime) -> Credential:
+    """Add or replace a holder's credential in the caller's transaction (creation paths)."""
+    if await session.get(School, school_id) is None:
+        raise not_found("School", school_id)
+    credential, _ = await put_credential(session, school_id=school_id, holder_kind=holder_kind,
+                                         holder_id=holder_id, card_value=card_value,
+                                         qr_value=qr_value, at=at)
+    return credential
 
 
 def _taken(school_id: int):

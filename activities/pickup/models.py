@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Column, DateTime, Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from activities.pickup.settings import DEFAULT_DAY_START, DEFAULT_DAY_TIME_ZONE
+from activities.pickup.contracts.schools import DEFAULT_DAY_START, DEFAULT_DAY_TIME_ZONE
 from shared.db.models import utcnow
 
 

@@ -14,7 +14,6 @@ from starlette.exceptions import HTTPException
 
 from services.api.auth import SELF_AUTHENTICATED_PREFIXES, ApiKeyMiddleware
 from services.api.contract import document_contract
-from services.api.pickup_stream import install_stream_hub, stream_lifespan
 from services.api.routes import (
     pickup,
     signer,
@@ -27,6 +26,7 @@ from services.api.routes import (
     temporal_codec,
 )
 from services.app_context import ApiContext
+from services.pickup_stream.sse import install_stream_hub, stream_lifespan
 from shared.errors import ErrorCode, EsteiraError
 from shared.http_metrics import ResponseCounter
 from shared.problem import ProblemResponse, problem_body, refusal
@@ -48,7 +48,7 @@ def create_rest_app(context: ApiContext) -> FastAPI:
         lifespan=stream_lifespan,
     )
     app.state.context = context
-    install_stream_hub(app, context.sessions, context.settings.pickup.sse_poll_seconds)
+    install_stream_hub(app, context.faces.pickup)
     app.add_middleware(ApiKeyMiddleware, api_key=context.api_key,
                        school_keys=context.settings.pickup.school_keys)
     # Outside the key check, so refusals (401) are counted too.

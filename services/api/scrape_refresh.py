@@ -17,7 +17,6 @@ from datetime import timedelta
 
 from prometheus_client import Gauge
 
-from activities.pickup.operator.ledger import publish_backlogs
 from services.app_context import ApiContext
 from services.readiness.workers import live_pollers
 from services.worker.domains import polled_queues
@@ -72,7 +71,7 @@ class ScrapeRefresher:
         await self.context.faces.sisbajud.gauges.refresh(self._publish)
 
     async def _pickup(self) -> None:
-        await publish_backlogs(self.context.sessions)
+        await self.context.faces.pickup.queues.publish_backlogs()
 
     async def _pollers(self) -> None:
         async with self._pollers_lock:

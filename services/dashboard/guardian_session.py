@@ -21,7 +21,7 @@ from fastapi import Request
 from fastapi.responses import Response
 from starlette.datastructures import FormData
 
-from activities.pickup.operator import guardian_page
+from activities.pickup.operator import PickupOperations
 from services.dashboard.session import CSRF_FIELD, tokens_match
 from services.dashboard.web import context
 from shared.db.models import utcnow
@@ -54,13 +54,13 @@ def secure(request: Request) -> bool:
     return settings.dashboard.secure_cookies or settings.environment != "Development"
 
 
-async def current(request: Request) -> GuardianSession | None:
+async def current(request: Request, pickup: PickupOperations) -> GuardianSession | None:
     """The request's live guardian session, if any."""
     raw = request.cookies.get(GUARDIAN_COOKIE)
     if not raw:
         return None
     try:
-        guardian_id = await guardian_page.guardian_of_session(context(request).sessions, raw)
+        guardian_id = await pickup.guardian_page.guardian_of_session(raw)
     except EsteiraError:
         return None
     return GuardianSession(guardian_id, csrf_of(raw), raw)

@@ -9,7 +9,6 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from activities.pickup.operator.guardian_page import link_sender
 from services.app_context import ApiContext
 from services.dashboard.accounts import OperatorDirectory
 from services.dashboard.guard import CsrfRejected, DashboardAuth, DashboardAuthMiddleware
@@ -47,8 +46,6 @@ def install_dashboard(app: FastAPI, context: ApiContext) -> None:
                                         lockout=timedelta(
                                             seconds=dashboard.sign_in_lockout_seconds)))
     app.state.dashboard_auth = auth
-    # The guardian page's sign-in links leave through the notification webhook.
-    app.state.guardian_sign_in_sender = link_sender(settings)
     app.add_middleware(DashboardAuthMiddleware, auth=auth)
     app.add_middleware(SecurityHeadersMiddleware)
     for module in (login, jobs, profiles, folders, events, system_page, pickup, pickup_report,

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import grpc
-from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup.models import Student
-from activities.pickup.operator import PickupOperations, board, ledger
-from activities.pickup.operator.kicker import Kicker
+from activities.pickup.operator import PickupOperations
 from services.grpc_server.gen.esteira.v1 import pickup_pb2, pickup_pb2_grpc
 from services.grpc_server.refusal import refusals
 from shared.db.models import as_utc
@@ -22,33 +19,30 @@ def _student(student: Student) -> pickup_pb2.StudentState:
 
 
 class PickupServicer(pickup_pb2_grpc.PickupServiceServicer):
-    """Thin: decode, call the pickup operations; refusals per the pickup error table."""
+    """Thin: decode, call the pickup face; refusals per the pickup error table."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], kicker: Kicker) -> None:
-        self._sessions = sessions
-        self._kicker = kicker
+    def __init__(self, pickup: PickupOperations) -> None:
+        self._pickup = pickup
 
     async def GetBoard(self, request: pickup_pb2.GetBoardRequest,
                        context: grpc.aio.ServicerContext) -> pickup_pb2.GetBoardResponse:
-        students = await board.students_of_school(self._sessions, request.school_id)
+        students = await self._pickup.board.students_of_school(request.school_id)
         return pickup_pb2.GetBoardResponse(students=[_student(s) for s in students])
 
     @refusals
     async def ConfirmPickup(self, request: pickup_pb2.ConfirmPickupRequest,
                             context: grpc.aio.ServicerContext) -> pickup_pb2.StudentState:
-        student = await board.confirm_pickup(self._sessions, self._kicker,
-                                             student_id=request.student_id,
-                                             version=request.version, actor="grpc")
+        student = await self._pickup.board.confirm_pickup(
+            student_id=request.student_id, version=request.version, actor="grpc")
         return _student(student)
 
     async def GetLedgerSummary(self, request: pickup_pb2.GetLedgerSummaryRequest,
                                context: grpc.aio.ServicerContext) -> pickup_pb2.LedgerSummary:
-        backlog = await ledger.ledger_backlog(self._sessions)
+        backlog = await self._pickup.ledger.backlog()
         return pickup_pb2.LedgerSummary(pending=backlog.pending, failed=backlog.failed,
                                         oldest_pending_seconds=backlog.oldest_pending_seconds)
 
 
 def add_pickup(server: grpc.aio.Server, pickup: PickupOperations) -> None:
     """Register the pickup service around the process's pickup face."""
-    pickup_pb2_grpc.add_PickupServiceServicer_to_server(
-        PickupServicer(pickup.sessions, pickup.kicker), server)
+    pickup_pb2_grpc.add_PickupServiceServicer_to_server(PickupServicer(pickup), server)

@@ -70,7 +70,7 @@ async def _no_axe_violations(page: Page) -> None:
 async def test_staff_act_on_cards_and_a_stale_card_is_refreshed(board_page):
     page, _ = board_page
     school = await _api(page, "schools", {"name": "Escola Sol"})
-    bia = (await _api(page, "students", {"school_id": school["id"], "name": "Bia"}))["id"]
+    bia = (await _api(page, "students", {"schoolId": school["id"], "name": "Bia"}))["id"]
     await _api(page, f"students/{bia}/arrival")
     await page.goto(f"/pickup/{school['id']}")
     await expect(page.locator("#live-state")).to_have_text("Live.")
@@ -116,7 +116,7 @@ async def test_a_card_that_left_by_timeout_is_shown_unlike_a_picked_up_one(board
     school = await _api(page, "schools", {"name": "Escola Lua"})
     ids = {}
     for name in ("Bia", "Caio"):
-        ids[name] = (await _api(page, "students", {"school_id": school["id"], "name": name}))["id"]
+        ids[name] = (await _api(page, "students", {"schoolId": school["id"], "name": name}))["id"]
         await _api(page, f"students/{ids[name]}/arrival")
         await _api(page, f"students/{ids[name]}/ready", {"version": 1})
     await page.goto(f"/pickup/{school['id']}")

@@ -31,7 +31,7 @@ async def _awaiting(web) -> tuple[int, int]:
     school = (await web.post("/api/pickup/schools", headers=KEY, json={"name": "Escola Sol"}))
     school_id = school.json()["id"]
     student = await web.post("/api/pickup/students", headers=KEY,
-                             json={"school_id": school_id, "name": "Bia"})
+                             json={"schoolId": school_id, "name": "Bia"})
     sid = student.json()["id"]
     assert (await web.post(f"/api/pickup/students/{sid}/arrival", headers=KEY)).is_success
     return school_id, sid
@@ -164,7 +164,7 @@ async def test_a_card_that_left_by_timeout_looks_unlike_a_picked_up_one(operator
     assert "/undo" not in timed_out  # nothing to undo: the timer's revert is final
 
     other = (await operator.post("/api/pickup/students", headers=KEY, json={
-        "school_id": school_id, "name": "Caio"})).json()["id"]
+        "schoolId": school_id, "name": "Caio"})).json()["id"]
     for path, body in (("arrival", None), ("ready", {"version": 1}), ("pickup", {"version": 2})):
         assert (await operator.post(f"/api/pickup/students/{other}/{path}", headers=KEY,
                                     json=body)).is_success

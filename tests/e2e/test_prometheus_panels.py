@@ -286,23 +286,23 @@ async def move_a_pickup_card(stack: Stack, http: httpx.AsyncClient) -> None:
         return response.json()
 
     school = await ok("POST", "/schools", headers=key, json={
-        "name": "Escola", "turnstile_url": f"http://127.0.0.1:{stack.sims['turnstile']}"})
+        "name": "Escola", "turnstileUrl": f"http://127.0.0.1:{stack.sims['turnstile']}"})
     # The student's own badge: a READY grant holds it (no credential, no grant to deliver).
     student = await ok("POST", "/students", headers=key,
-                       json={"school_id": school["id"], "name": "Ana", "card_value": 7_000_001})
+                       json={"schoolId": school["id"], "name": "Ana", "cardValue": 7_000_001})
     guardian = await ok("POST", "/guardians", headers=key, json={"name": "Maria"})
     await ok("POST", "/links", headers=key, json={
-        "student_id": student["id"], "guardian_id": guardian["id"], "kind": "permanent"})
+        "studentId": student["id"], "guardianId": guardian["id"], "kind": "permanent"})
     token = (await ok("POST", f"/guardians/{guardian['id']}/tokens", headers=key,
                       json={}))["token"]
     await ok("POST", "/guardian/arrivals", headers={"Authorization": f"Bearer {token}"},
-             json={"student_ids": [student["id"]]})
+             json={"studentIds": [student["id"]]})
     await ok("POST", f"/students/{student['id']}/ready", headers=key, json={"version": 1})
 
     async def attempted() -> bool:
         ledger = await ok("GET", "/ledger", headers=key)
         return any(entry.get("attempts", 0) > 0 or entry.get("status") != "pending"
-                   for entry in ledger["entries"])
+                   for entry in ledger["items"])
 
     await until(attempted, "the grant delivered to the turnstile")
 

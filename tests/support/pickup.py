@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import func, select
 from sqlmodel.ext.asyncio.session import AsyncSession
+from temporalio.client import Client
 
 from activities.pickup.board import mark_ready, signal_arrival
 from activities.pickup.contracts.board import TimerInput
@@ -25,9 +26,11 @@ from activities.pickup.models import (
     School,
     Student,
 )
+from activities.pickup.operator import PickupOperations
 from shared.db.engine import create_engine, session_factory
 from shared.db.models import utcnow
 from shared.settings import PickupSettings, Settings
+from shared.temporal import TemporalHandle
 
 API_KEY = "test-api-key-0123456789"
 MONITOR_TOKEN = "monitor-token-0123456789"
@@ -63,6 +66,17 @@ class RecordingKicker:
     async def after(self, *, controllers=(), notifications: int = 0, timers=()) -> None:
         self.timers += list(timers)
         await self.drains(controllers, notifications > 0)
+
+
+def recording_face(settings: Settings, sessions: async_sessionmaker[AsyncSession],
+                   kicker: RecordingKicker) -> PickupOperations:
+    """The pickup face on `sessions` with `kicker` in place of Temporal (nothing connects)."""
+
+    async def no_temporal() -> Client:
+        raise AssertionError("a recording face never reaches Temporal")
+
+    return PickupOperations(settings, sessions, TemporalHandle(no_temporal),
+                            kicker=kicker)  # type: ignore[arg-type]
 
 
 class Seed:
@@ -150,12 +164,14 @@ class Seed:
 
 @dataclass
 class PickupStore:
-    """What a pickup test works with: settings, rows, a recording kicker, the sweeps."""
+    """What a pickup test works with: settings, rows, a recording kicker, the sweeps, and the
+    pickup face around that kicker."""
 
     settings: Settings
     seed: Seed
     kicker: RecordingKicker
     sweeps: Any
+    pickup: Any
 
     @property
     def sessions(self) -> async_sessionmaker[AsyncSession]:
@@ -173,7 +189,8 @@ async def open_store(tmp_path, database_url: str, **pickup: Any) -> AsyncIterato
     kicker = RecordingKicker()
     try:
         yield PickupStore(settings, Seed(sessions), kicker,
-                          PickupSweeps(sessions, settings.pickup, kicker))
+                          PickupSweeps(sessions, settings.pickup, kicker),
+                          recording_face(settings, sessions, kicker))
     finally:
         await engine.dispose()
 

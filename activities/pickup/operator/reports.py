@@ -1,13 +1,13 @@
-"""A school's daily dismissal report, as the doors ask for it: JSON's model and CSV."""
+"""A school's daily dismissal report, as the doors ask for it: the report, and its CSV."""
 
 from __future__ import annotations
 
 import csv
 import io
 from datetime import date, datetime
+from enum import StrEnum
 from zoneinfo import ZoneInfo
 
-from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import and_, or_, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -15,10 +15,10 @@ from activities.pickup import dismissal_report as report
 from activities.pickup.errors import not_found
 from activities.pickup.models import AuditEntry, Notification, School, Student
 from activities.pickup.school_day import day_bounds, school_day_of
+from shared.db.engine import Sessions
 from shared.db.models import as_utc, utcnow
 from shared.errors import ErrorCode, EsteiraError
 
-Sessions = async_sessionmaker[AsyncSession]
 DismissalReport = report.DismissalReport
 A = AuditEntry
 # A cell a spreadsheet would run as a formula starts with one of these (OWASP, "CSV
@@ -26,23 +26,46 @@ A = AuditEntry
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-async def dismissal(sessions: Sessions, *, school_id: int,
-                    day: date | None = None) -> DismissalReport:
-    """The report of `day` (default: the school's current day) in the school's zone."""
-    async with sessions() as session:
-        school = await session.get(School, school_id)
-        if school is None:
-            raise not_found("School", school_id)
-        day = day or school_day_of(utcnow(), school.time_zone, school.day_start)
-        try:
-            start, end = day_bounds(day, school.time_zone, school.day_start)
-        except OverflowError:  # 9999-12-31 has no next day
-            raise EsteiraError(ErrorCode.REQUEST_INVALID, f"No school day {day}.") from None
-        rows = await _student_rows(session, school_id, start, end)
-        rows += await _failed_notifications(session, school_id, start, end)
-        names = await _names(session, {row.student_id for row in rows})
-    return report.build(school_id=school_id, day=day, time_zone=school.time_zone,
-                        starts_at=start, ends_at=end, rows=rows, names=names)
+class CsvPart(StrEnum):
+    """What the report's CSV holds: a line per student, or the day's figures."""
+
+    STUDENTS = "students"
+    SUMMARY = "summary"
+
+
+class DismissalReports:
+    """One school day in numbers, read from the audit trail in the school's zone."""
+
+    def __init__(self, sessions: Sessions) -> None:
+        self._sessions = sessions
+
+    async def dismissal(self, school_id: int, *, day: date | None = None) -> DismissalReport:
+        """The report of `day` (default: the school's current day) in the school's zone."""
+        async with self._sessions() as session:
+            school = await session.get(School, school_id)
+            if school is None:
+                raise not_found("School", school_id)
+            day = day or school_day_of(utcnow(), school.time_zone, school.day_start)
+            try:
+                start, end = day_bounds(day, school.time_zone, school.day_start)
+            except OverflowError:  # 9999-12-31 has no next day
+                raise EsteiraError(ErrorCode.REQUEST_INVALID, f"No school day {day}.") from None
+            rows = await _student_rows(session, school_id, start, end)
+            rows += await _failed_notifications(session, school_id, start, end)
+            names = await _names(session, {row.student_id for row in rows})
+        return report.build(school_id=school_id, day=day, time_zone=school.time_zone,
+                            starts_at=start, ends_at=end, rows=rows, names=names)
+
+    @staticmethod
+    def csv(day: DismissalReport, part: CsvPart = CsvPart.STUDENTS) -> str:
+        """The report as CSV: a line per student (`students`), or the day's figures
+        (`summary`)."""
+        return summary_csv(day) if part == CsvPart.SUMMARY else students_csv(day)
+
+    @staticmethod
+    def csv_name(day: DismissalReport, part: CsvPart = CsvPart.STUDENTS) -> str:
+        """The CSV's file name: the school, the day, the part."""
+        return f"dismissal-{day.school_id}-{day.day.isoformat()}-{part.value}.csv"
 
 
 async def _student_rows(session: AsyncSession, school_id: int, start: datetime,

@@ -20,14 +20,11 @@ from activities.pickup.contracts.board import (
 )
 from activities.pickup.contracts.errors import pickup_error
 from activities.pickup.models import Notification, Student
-from activities.pickup.operator import access, guardian_page
-from activities.pickup.operator import events as feed
-from activities.pickup.operator.kicker import Kicker
-from services.api.pickup_stream import stream_hub
-from services.api.routes.pickup import events as rest_events
+from services.app_context import PickupFace
 from services.dashboard import guardian_session as gs
 from services.dashboard.guard import CsrfRejected
-from services.dashboard.web import TEMPLATES, context, redirect, render
+from services.dashboard.web import TEMPLATES, redirect, render
+from services.pickup_stream.sse import StreamHubDep, event_stream, last_event_id
 from shared.db.models import as_utc
 from shared.errors import EsteiraError
 
@@ -50,42 +47,38 @@ SESSION_CHECK_SECONDS = 10.0
 
 
 @router.get(HOME, response_class=HTMLResponse, include_in_schema=False)
-async def home(request: Request) -> Response:
+async def home(request: Request, pickup: PickupFace) -> Response:
     """The guardian's students and notifications; anonymous -> the sign-in page."""
-    session = await gs.current(request)
+    session = await gs.current(request, pickup)
     if session is None:
         return RedirectResponse(SIGN_IN, status_code=303)
-    sessions = context(request).sessions
     # The newest event first: the stream replays whatever lands while the page loads.
-    after = await feed.newest_event_id(sessions)
-    view = await guardian_page.guardian_view(sessions, session.guardian_id)
+    after = await pickup.feeds.newest_event_id()
+    view = await pickup.guardian_page.view(session.guardian_id)
     return render(request, "guardian.html", csrf=session.csrf, guardian=view.guardian,
                   after=after, cards=[_card(s, zone) for s, zone in view.students],
                   notes=_notes(view.notifications))
 
 
 @router.post(f"{HOME}/arrivals", include_in_schema=False)
-async def arriving(request: Request) -> Response:
+async def arriving(request: Request, pickup: PickupFace) -> Response:
     """"Estou chegando" for one student, as a plain form post (works without scripts)."""
-    session = await gs.current(request)
+    session = await gs.current(request, pickup)
     if session is None:
         return RedirectResponse(SIGN_IN, status_code=303)
     form = await request.form()
     if not gs.form_ok(session, form):
         raise CsrfRejected()
-    ctx = context(request)
     sent = str(form.get("student_id") or "")
     student_id = int(sent) if sent.isdigit() else 0
     try:
-        student, _ = await guardian_page.linked_student(ctx.sessions, session.guardian_id,
-                                                        student_id)
+        student, _ = await pickup.guardian_page.linked_student(session.guardian_id, student_id)
     except EsteiraError:
         # Not linked now, or no such student: the same refusal, naming nobody.
         return _refused(request, PickupErrorCode.ACCESS_DENIED, "este aluno")
     try:
-        await access.signal_arrivals(ctx.sessions, Kicker(ctx.settings.pickup, ctx.temporal),
-                                     guardian_id=session.guardian_id,
-                                     student_ids=[student_id])
+        await pickup.access.signal_arrivals(guardian_id=session.guardian_id,
+                                            student_ids=[student_id])
     except EsteiraError as exc:
         return _refused(request, exc.code, student.name)
     return redirect(request, HOME, notice=f"Aviso enviado: a escola já sabe que você está "
@@ -100,19 +93,18 @@ def _refused(request: Request, code: str, name: str) -> Response:
 
 
 @router.get(f"{HOME}/events", include_in_schema=False)
-async def events(request: Request, after: int | None = None) -> Response:
-    """The guardian's feed (`guardian_feed`) over the page's cookie: an EventSource sends
-    no Authorization header. A session that ends closes its stream."""
-    session = await gs.current(request)
+async def events(request: Request, pickup: PickupFace, hub: StreamHubDep,
+                 after: int | None = None) -> Response:
+    """The guardian's feed, as the REST door serves the app's, over the page's cookie: an
+    EventSource sends no Authorization header. A session that ends closes its stream."""
+    session = await gs.current(request, pickup)
     if session is None:
         return Response("Sign in again.", status_code=401)
-    ctx = context(request)
-    response = await rest_events.guardian_events(
-        session.guardian_id, request, ctx.sessions, ctx.settings.pickup, stream_hub(request),
-        last_event_id=request.headers.get("Last-Event-ID"), after=after)
+    response = event_stream(request, hub, pickup.feeds.guardian_feed(session.guardian_id),
+                            last_event_id(request.headers.get("Last-Event-ID"), after))
 
     async def still_signed_in() -> bool:
-        return await gs.current(request) is not None
+        return await gs.current(request, pickup) is not None
 
     return StreamingResponse(_while(response.body_iterator, still_signed_in),
                              media_type=response.media_type, headers={
@@ -121,14 +113,14 @@ async def events(request: Request, after: int | None = None) -> Response:
 
 @router.get(f"{HOME}/students/{{student_id}}/card", response_class=HTMLResponse,
             include_in_schema=False)
-async def card(request: Request, student_id: int) -> Response:
+async def card(request: Request, student_id: int, pickup: PickupFace) -> Response:
     """One student's card as it is now (the page swaps it in after an event)."""
-    session = await gs.current(request)
+    session = await gs.current(request, pickup)
     if session is None:
         return Response("Sign in again.", status_code=401)
     try:
-        student, zone = await guardian_page.linked_student(context(request).sessions,
-                                                           session.guardian_id, student_id)
+        student, zone = await pickup.guardian_page.linked_student(session.guardian_id,
+                                                                  student_id)
     except EsteiraError as exc:
         return HTMLResponse(exc.message, status_code=exc.status)
     return HTMLResponse(TEMPLATES.get_template("_guardian_card.html").render(
@@ -136,12 +128,12 @@ async def card(request: Request, student_id: int) -> Response:
 
 
 @router.get(f"{HOME}/notifications", response_class=HTMLResponse, include_in_schema=False)
-async def notifications(request: Request) -> Response:
+async def notifications(request: Request, pickup: PickupFace) -> Response:
     """The notification list as it is now."""
-    session = await gs.current(request)
+    session = await gs.current(request, pickup)
     if session is None:
         return Response("Sign in again.", status_code=401)
-    view = await guardian_page.guardian_view(context(request).sessions, session.guardian_id)
+    view = await pickup.guardian_page.view(session.guardian_id)
     return HTMLResponse(TEMPLATES.get_template("_guardian_notifications.html").render(
         notes=_notes(view.notifications)))
 

@@ -7,10 +7,10 @@ import math
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from activities.pickup.operator import guardian_page
+from services.app_context import PickupFace
 from services.dashboard import guardian_session as gs
 from services.dashboard.guard import CsrfRejected
-from services.dashboard.web import context, redirect, render
+from services.dashboard.web import redirect, render
 from shared.errors import EsteiraError
 
 router = APIRouter()
@@ -33,21 +33,17 @@ def _form_page(request: Request, template: str, status: int = 200, **values) -> 
     return response
 
 
-def sender(request: Request) -> guardian_page.SignInSender:
-    """The app's sign-in link sender (set at install; tests put their own)."""
-    return request.app.state.guardian_sign_in_sender
-
-
 @router.get(SIGN_IN, response_class=HTMLResponse, include_in_schema=False)
-async def sign_in_page(request: Request) -> Response:
+async def sign_in_page(request: Request, pickup: PickupFace) -> Response:
     """Ask for a link by CPF, e-mail or phone; a signed-in guardian goes to the page."""
-    if await gs.current(request) is not None:
+    if await gs.current(request, pickup) is not None:
         return RedirectResponse(HOME, status_code=303)
     return _form_page(request, "guardian_sign_in.html")
 
 
 @router.post(SIGN_IN, include_in_schema=False)
-async def ask_for_link(request: Request, background: BackgroundTasks) -> Response:
+async def ask_for_link(request: Request, pickup: PickupFace,
+                       background: BackgroundTasks) -> Response:
     """Issue a link to whoever the identity names and answer the same either way; the link
     leaves after the answer, so how long sending takes tells nothing either."""
     form = await request.form()
@@ -56,53 +52,50 @@ async def ask_for_link(request: Request, background: BackgroundTasks) -> Respons
     identity = str(form.get("identity") or "").strip()
     if not identity:
         return _form_page(request, "guardian_sign_in.html", 422, error=MISSING)
-    ctx = context(request)
-    answer = await guardian_page.request_link(
-        ctx.sessions, ctx.settings, identity=identity,
-        address=request.client.host if request.client else None)
+    answer = await pickup.guardian_page.request_link(
+        identity=identity, address=request.client.host if request.client else None)
     if answer.retry_after is not None:
         response = _form_page(request, "guardian_sign_in.html", 429, error=THROTTLED)
         response.headers["Retry-After"] = str(math.ceil(answer.retry_after))
         return response
     if answer.messages:
-        background.add_task(sender(request).send_all, answer.messages)
-    minutes = round(ctx.settings.pickup.sign_in_link_minutes)
-    return _form_page(request, "guardian_sign_in.html", sent=SENT.format(minutes=minutes))
+        background.add_task(pickup.guardian_page.send_links, answer.messages)
+    return _form_page(request, "guardian_sign_in.html",
+                      sent=SENT.format(minutes=pickup.guardian_page.link_minutes))
 
 
 @router.get("/guardian/link", response_class=HTMLResponse, include_in_schema=False)
-async def link_page(request: Request, token: str = "") -> HTMLResponse:
+async def link_page(request: Request, pickup: PickupFace, token: str = "") -> HTMLResponse:
     """The link's page: a button that spends it (a message app's preview only reads it)."""
-    if not token or not await guardian_page.link_usable(context(request).sessions, token):
+    if not token or not await pickup.guardian_page.link_usable(token):
         return render(request, "guardian_link.html", status_code=401, invalid=True)
     return _form_page(request, "guardian_link.html", token=token)
 
 
 @router.post("/guardian/link", include_in_schema=False)
-async def use_link(request: Request) -> Response:
+async def use_link(request: Request, pickup: PickupFace) -> Response:
     """Spend the link (once) for a guardian session cookie."""
     form = await request.form()
     token = str(form.get("token") or "")
     if not gs.form_token_ok(request, form):
         return _form_page(request, "guardian_link.html", 403, token=token, error=EXPIRED_FORM)
-    ctx = context(request)
     try:
-        raw, expires = await guardian_page.use_link(ctx.sessions, ctx.settings, token)
+        opened = await pickup.guardian_page.use_link(token)
     except EsteiraError:
         return render(request, "guardian_link.html", status_code=401, invalid=True)
     response = RedirectResponse(HOME, status_code=303)
-    gs.start(request, response, raw, expires)
+    gs.start(request, response, opened.cookie, opened.expires_at)
     return response
 
 
 @router.post("/guardian/sign-out", include_in_schema=False)
-async def sign_out(request: Request) -> Response:
+async def sign_out(request: Request, pickup: PickupFace) -> Response:
     """End the session for good (a copy of the cookie signs nobody in afterwards)."""
-    session = await gs.current(request)
+    session = await gs.current(request, pickup)
     if session is not None:
         if not gs.form_ok(session, await request.form()):
             raise CsrfRejected()
-        await guardian_page.sign_out(context(request).sessions, session.raw)
+        await pickup.guardian_page.sign_out(session.raw)
     response = redirect(request, SIGN_IN, notice="Você saiu da retirada escolar.")
     gs.end(response)
     return response

@@ -8,13 +8,14 @@ from zoneinfo import ZoneInfo
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from activities.pickup.operator import admin, reports
-from services.dashboard.web import context, render
+from activities.pickup.operator import CsvPart
+from services.app_context import PickupFace
+from services.dashboard.web import render
 from shared.db.models import as_utc
 from shared.errors import ErrorCode, EsteiraError
 
 router = APIRouter()
-PARTS = ("students", "summary")
+PARTS = tuple(part.value for part in CsvPart)
 
 
 def _day(value: str | None) -> date | None:
@@ -28,15 +29,15 @@ def _day(value: str | None) -> date | None:
 
 
 @router.get("/pickup/{school_id}/report", response_class=HTMLResponse, include_in_schema=False)
-async def report_page(request: Request, school_id: int, day: str | None = None) -> HTMLResponse:
+async def report_page(request: Request, school_id: int, pickup: PickupFace,
+                      day: str | None = None) -> HTMLResponse:
     """One school day's dismissal report (default: today in the school's zone)."""
-    sessions = context(request).sessions
     try:
-        school = await admin.get_school(sessions, school_id)
+        school = await pickup.schools.get(school_id)
     except EsteiraError as exc:
         return render(request, "not_found.html", status_code=exc.status, error=exc)
     try:
-        report = await reports.dismissal(sessions, school_id=school_id, day=_day(day))
+        report = await pickup.reports.dismissal(school_id, day=_day(day))
     except EsteiraError as exc:
         # A day that is no date: the form again, saying why.
         return render(request, "pickup_report.html", status_code=exc.status, school=school,
@@ -48,19 +49,18 @@ async def report_page(request: Request, school_id: int, day: str | None = None) 
 
 
 @router.get("/pickup/{school_id}/report.csv", include_in_schema=False)
-async def report_csv(request: Request, school_id: int, day: str | None = None,
+async def report_csv(school_id: int, pickup: PickupFace, day: str | None = None,
                      part: str = "students") -> Response:
     """The report as CSV: a line per student, or (`part=summary`) the day's figures."""
     try:
         if part not in PARTS:
             raise EsteiraError(ErrorCode.REQUEST_INVALID, f"part is one of {', '.join(PARTS)}.")
-        report = await reports.dismissal(context(request).sessions, school_id=school_id,
-                                         day=_day(day))
+        report = await pickup.reports.dismissal(school_id, day=_day(day))
     except EsteiraError as exc:
         return Response(exc.message, status_code=exc.status, media_type="text/plain")
-    text = reports.summary_csv(report) if part == "summary" else reports.students_csv(report)
-    name = f"dismissal-{school_id}-{report.day.isoformat()}-{part}.csv"
-    return Response(text, media_type="text/csv; charset=utf-8",
+    name = pickup.reports.csv_name(report, CsvPart(part))
+    return Response(pickup.reports.csv(report, CsvPart(part)),
+                    media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 

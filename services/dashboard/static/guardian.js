@@ -53,9 +53,9 @@
     };
     source.addEventListener("StudentStateChanged", function (message) {
       var data = JSON.parse(message.data);
-      var card = cardOf(data.student_id);
+      var card = cardOf(data.studentId);
       if (card && Number(data.version) > Number(card.dataset.version)) {
-        refreshCard(data.student_id).then(refreshNotes);
+        refreshCard(data.studentId).then(refreshNotes);
       }
     });
     source.addEventListener("StudentRosterChanged", function () { window.location.reload(); });

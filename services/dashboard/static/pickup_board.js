@@ -75,9 +75,9 @@
     source.onerror = function () { status.textContent = "Reconnecting…"; };
     source.addEventListener("StudentStateChanged", function (message) {
       var data = JSON.parse(message.data);
-      var card = cardOf(data.student_id);
+      var card = cardOf(data.studentId);
       if (!card) { return; }
-      if (Number(data.version) > Number(card.dataset.version)) { refresh(data.student_id); }
+      if (Number(data.version) > Number(card.dataset.version)) { refresh(data.studentId); }
       if (data.origin === "timeout") {
         // The seed: "left because it timed out" is alerted, unlike a pickup.
         say(data.name + " saiu do quadro: " + data.reason + ".", null, "warning");

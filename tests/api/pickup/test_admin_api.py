@@ -46,14 +46,14 @@ async def _school(api, name: str) -> int:
 
 
 async def _student(api, school_id: int, name: str) -> dict:
-    return await api.ok("POST", f"{P}/students", json={"school_id": school_id, "name": name})
+    return await api.ok("POST", f"{P}/students", json={"schoolId": school_id, "name": name})
 
 
 async def _family(api, school_id: int, name: str = "Ana") -> tuple[dict, dict, dict]:
     student = await _student(api, school_id, name)
     guardian = await api.ok("POST", f"{P}/guardians", json={"name": f"Mãe de {name}"})
     link = await api.ok("POST", f"{P}/links", json={
-        "student_id": student["id"], "guardian_id": guardian["id"], "kind": "permanent"})
+        "studentId": student["id"], "guardianId": guardian["id"], "kind": "permanent"})
     return student, guardian, link
 
 
@@ -67,7 +67,7 @@ async def test_lists_are_paged_in_id_order_and_filtered_by_school(admin_api):
     mine = [(await _family(api, one, name))[0]["id"] for name in ("Ana", "Bia", "Caio")]
     other, _, _ = await _family(api, two, "Duda")
     await api.ok("POST", f"{P}/authorized-persons", json={
-        "student_id": other["id"], "name": "Tia", "kind": "permanent"})
+        "studentId": other["id"], "name": "Tia", "kind": "permanent"})
 
     first = await api.ok("GET", f"{P}/students", params={"school_id": one, "limit": 2})
     assert [s["id"] for s in first["items"]] == mine[:2] and first["nextCursor"]
@@ -80,7 +80,7 @@ async def test_lists_are_paged_in_id_order_and_filtered_by_school(admin_api):
     guardians = await api.ok("GET", f"{P}/guardians", params={"school_id": two})
     assert [g["name"] for g in guardians["items"]] == ["Mãe de Duda"]
     links = await api.ok("GET", f"{P}/links", params={"school_id": one})
-    assert sorted(link["student_id"] for link in links["items"]) == mine
+    assert sorted(link["studentId"] for link in links["items"]) == mine
     persons = await api.ok("GET", f"{P}/authorized-persons", params={"school_id": one})
     assert persons["items"] == []
     persons = await api.ok("GET", f"{P}/authorized-persons", params={"school_id": two})
@@ -114,7 +114,7 @@ async def test_edits_apply_only_at_the_revision_the_caller_read(admin_api):
                                    json={"revision": 0, "kind": "temporary"})
     assert _refused(undated) == (422, "pickup.invalid-validity")
     temporary = await api.ok("PATCH", f"{P}/links/{link['id']}", json={
-        "revision": 0, "kind": "temporary", "valid_until": "2030-01-01T00:00:00+00:00"})
+        "revision": 0, "kind": "temporary", "validUntil": "2030-01-01T00:00:00+00:00"})
     assert (temporary["kind"], temporary["revision"]) == ("temporary", 1)
     events = await api.seed.all(BoardEvent, BoardEvent.reason == "link-changed")
     assert [e.guardian_id for e in events] == [guardian["id"]]
@@ -128,7 +128,7 @@ async def test_deletions_in_use_are_refused_and_the_rest_audited(admin_api):
     school = await _school(api, "Um")
     student, guardian, link = await _family(api, school)
     person = await api.ok("POST", f"{P}/authorized-persons", json={
-        "student_id": student["id"], "name": "Tia", "kind": "permanent"})
+        "studentId": student["id"], "name": "Tia", "kind": "permanent"})
     await api.ok("POST", f"{P}/authorized-persons/{person['id']}/approve", json={"version": 0})
 
     for path in (f"guardians/{guardian['id']}", f"students/{student['id']}",
@@ -168,7 +168,7 @@ async def test_a_person_is_edited_after_request_adjustments_then_approved(admin_
     school = await _school(api, "Um")
     student = await _student(api, school, "Ana")
     person = await api.ok("POST", f"{P}/authorized-persons", json={
-        "student_id": student["id"], "name": "Tia", "kind": "permanent"})
+        "studentId": student["id"], "name": "Tia", "kind": "permanent"})
     asked = await api.ok("POST", f"{P}/authorized-persons/{person['id']}/request-adjustments",
                          json={"version": 0})
     assert (asked["status"], asked["version"]) == ("adjustments_requested", 1)
@@ -188,7 +188,7 @@ async def test_a_person_is_edited_after_request_adjustments_then_approved(admin_
     assert _refused(frozen) == (409, "pickup.status-conflict")
     trail = await api.ok("GET", f"{P}/audit", params={"entity": "authorized_person",
                                                       "entity_id": person["id"]})
-    assert [a["action"] for a in trail] == ["approve", "edited", "request-adjustments",
+    assert [a["action"] for a in trail["items"]] == ["approve", "edited", "request-adjustments",
                                             "created"]
 
 
@@ -199,7 +199,7 @@ async def test_a_revoked_token_is_refused_on_guardian_routes(admin_api):
     issued = await api.ok("POST", f"{P}/guardians/{guardian['id']}/tokens", json={})
     bearer = {"Authorization": f"Bearer {issued['token']}", "X-API-Key": ""}
     assert (await api.http.get(f"{P}/guardian/students", headers=bearer)).status_code == 200
-    listed = await api.ok("GET", f"{P}/guardians/{guardian['id']}/tokens")
+    listed = (await api.ok("GET", f"{P}/guardians/{guardian['id']}/tokens"))["items"]
     assert [t["id"] for t in listed] == [issued["id"]] and "token" not in listed[0]
 
     revoke = f"{P}/guardians/{guardian['id']}/tokens/{issued['id']}/revoke"
@@ -228,7 +228,7 @@ async def test_roster_import_reports_each_line_and_is_all_or_nothing(admin_api):
     headers = {"Content-Type": "text/csv"}
 
     dry = await api.ok("POST", url, content=ROSTER, headers=headers, params={"dry_run": True})
-    assert (dry["dry_run"], dry["written"]) == (True, False)
+    assert (dry["dryRun"], dry["written"]) == (True, False)
     assert await api.seed.count(Student) == 0
 
     report = await api.ok("POST", url, content=ROSTER, headers=headers)
@@ -279,8 +279,8 @@ async def test_a_school_key_reaches_only_its_school(admin_api):
             ("DELETE", f"links/{link_b['id']}", None),
             ("GET", "schools/2/board", None),
             ("POST", f"guardians/{guardian_b['id']}/tokens", {}),
-            ("POST", "students", {"school_id": 2, "name": "x"}),
-            ("POST", "links", {"student_id": ana["id"], "guardian_id": guardian_b["id"],
+            ("POST", "students", {"schoolId": 2, "name": "x"}),
+            ("POST", "links", {"studentId": ana["id"], "guardianId": guardian_b["id"],
                                "kind": "permanent"}),
             ("POST", "schools/2/roster", None)):
         response = await api.http.request(method, f"{P}/{path}", json=body, headers=a)
@@ -294,7 +294,7 @@ async def test_a_school_key_reaches_only_its_school(admin_api):
                                 json={"revision": 0, "name": "Ana B"})
     assert mine.status_code == 200
     trail = await api.http.get(f"{P}/audit", headers=a)
-    assert {row["school_id"] for row in trail.json()} == {1}
+    assert {row["schoolId"] for row in trail.json()["items"]} == {1}
     wrong = await api.http.get(f"{P}/students", headers={"X-API-Key": KEY_A + "x"})
     assert _refused(wrong) == (401, "auth.invalid-key")
     everyone = await api.ok("GET", f"{P}/students")  # the global key

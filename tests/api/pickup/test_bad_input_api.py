@@ -15,4 +15,4 @@ async def test_a_monitor_push_that_is_not_json_is_request_invalid(pickup_api):
         assert response.headers["content-type"] == "application/problem+json"
         assert response.json()["code"] == "request.invalid"
     still = await pickup_api.http.post(path, json={})
-    assert (still.status_code, still.json()) == (200, {"picked_up": []})
+    assert (still.status_code, still.json()) == (200, {"pickedUp": []})

@@ -16,11 +16,11 @@ from tests.support.pickup import MONITOR_TOKEN
 async def _family(api, *, link: dict | None = None) -> tuple[dict, dict, dict, str]:
     school = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola"})
     student = await api.ok("POST", "/api/pickup/students",
-                           json={"school_id": school["id"], "name": "Ana",
-                                 "card_value": 7_000_001})
+                           json={"schoolId": school["id"], "name": "Ana",
+                                 "cardValue": 7_000_001})
     guardian = await api.ok("POST", "/api/pickup/guardians", json={"name": "Maria"})
     await api.ok("POST", "/api/pickup/links", json={
-        "student_id": student["id"], "guardian_id": guardian["id"],
+        "studentId": student["id"], "guardianId": guardian["id"],
         **(link or {"kind": "permanent"})})
     token = (await api.ok("POST", f"/api/pickup/guardians/{guardian['id']}/tokens",
                           json={}))["token"]
@@ -44,12 +44,12 @@ async def test_each_audience_authenticates_its_own_way(pickup_api):
     bogus = await api.http.get("/api/pickup/guardian/students", headers=bearer("nope") | plain)
     assert (bogus.status_code, bogus.json()["code"]) == (401, "pickup.token-invalid")
     expired = (await api.ok("POST", f"/api/pickup/guardians/{guardian['id']}/tokens",
-                            json={"ttl_hours": 0.0001}))["token"]
+                            json={"ttlHours": 0.0001}))["token"]
     await asyncio.sleep(0.5)
     late = await api.http.get("/api/pickup/guardian/students", headers=bearer(expired))
     assert (late.status_code, late.json()["code"]) == (401, "pickup.token-invalid")
     mine = await api.http.get("/api/pickup/guardian/students", headers=bearer(token) | plain)
-    assert mine.status_code == 200 and [s["name"] for s in mine.json()] == ["Ana"]
+    assert mine.status_code == 200 and [s["name"] for s in mine.json()["items"]] == ["Ana"]
     # The monitor route is authenticated by the token in its path, not by the API key.
     wrong = await api.http.post("/api/pickup/turnstile/monitor/1/guess/dao", json={})
     assert (wrong.status_code, wrong.json()["code"]) == (401, "pickup.monitor-unauthorized")
@@ -63,19 +63,21 @@ async def test_expired_temporary_link_is_denied_before_any_sweep_removes_it(pick
     until = utcnow() + timedelta(hours=1)
     _, student, _, token = await _family(api, link={"kind": "temporary",
                                                     "valid_until": until.isoformat()})
-    assert len(await api.ok("GET", "/api/pickup/guardian/students", headers=bearer(token))) == 1
+    assert len((await api.ok("GET", "/api/pickup/guardian/students",
+                             headers=bearer(token)))["items"]) == 1
 
     # The validity ends (moved to just past, rather than waited out on a loaded machine).
     async with api.seed.sessions() as session, session.begin():
         await session.exec(update(GuardianLink).values(
             valid_until=utcnow() - timedelta(milliseconds=1)))
 
-    assert await api.ok("GET", "/api/pickup/guardian/students", headers=bearer(token)) == []
+    assert (await api.ok("GET", "/api/pickup/guardian/students",
+                         headers=bearer(token)))["items"] == []
     denied = await api.http.post("/api/pickup/guardian/arrivals", headers=bearer(token),
-                                 json={"student_ids": [student["id"]]})
+                                 json={"studentIds": [student["id"]]})
     assert (denied.status_code, denied.json()["code"]) == (403, "pickup.access-denied")
     assert await api.seed.count(GuardianLink) == 1  # the dead row is still there
-    board = await api.ok("GET", f"/api/pickup/schools/{student['school_id']}/board")
+    board = await api.ok("GET", f"/api/pickup/schools/{student['schoolId']}/board")
     assert board["students"][0]["state"] == "AT_SCHOOL"
 
 
@@ -84,7 +86,7 @@ async def test_board_transitions_are_conditional_on_the_version(pickup_api, temp
     _, student, _, token = await _family(api)
     sid = student["id"]
     [awaiting] = await api.ok("POST", "/api/pickup/guardian/arrivals", headers=bearer(token),
-                              json={"student_ids": [sid]})
+                              json={"studentIds": [sid]})
     assert (awaiting["state"], awaiting["version"]) == ("AWAITING", 1)
     ready = await api.ok("POST", f"/api/pickup/students/{sid}/ready", json={"version": 1})
     assert (ready["state"], ready["version"]) == ("READY", 2)
@@ -97,12 +99,12 @@ async def test_board_transitions_are_conditional_on_the_version(pickup_api, temp
     assert (done["state"], done["version"]) == ("PICKED_UP", 3)
 
     ledger = await api.ok("GET", "/api/pickup/ledger", params={"status": "pending"})
-    assert [(e["command"], e["registration"]) for e in ledger["entries"]] == \
+    assert [(e["command"], e["registration"]) for e in ledger["items"]] == \
         [("grant", f"student-{sid}"), ("revoke", f"student-{sid}")]
     assert ledger["pending"] == 2
     trail = await api.ok("GET", "/api/pickup/audit", params={"entity": "student",
                                                               "entity_id": sid})
-    assert [a["action"] for a in trail] == ["picked-up", "ready", "arrival-signalled"]
+    assert [a["action"] for a in trail["items"]] == ["picked-up", "ready", "arrival-signalled"]
     timer = temporal_env.client.get_workflow_handle(timer_workflow_id(TimerKind.READY, sid, 2))
     assert (await timer.describe()).status.name == "RUNNING"
     await timer.terminate("test over")
@@ -112,16 +114,16 @@ async def test_authorized_person_approval_schedules_a_grant(pickup_api):
     api = pickup_api
     _, student, _, _ = await _family(api)
     bad = await api.http.post("/api/pickup/authorized-persons", json={
-        "student_id": student["id"], "name": "Tia", "kind": "permanent",
-        "valid_until": (utcnow() + timedelta(days=1)).isoformat()})
+        "studentId": student["id"], "name": "Tia", "kind": "permanent",
+        "validUntil": (utcnow() + timedelta(days=1)).isoformat()})
     assert (bad.status_code, bad.json()["code"]) == (422, "pickup.invalid-validity")
     person = await api.ok("POST", "/api/pickup/authorized-persons", json={
-        "student_id": student["id"], "name": "Tia", "kind": "permanent"})
+        "studentId": student["id"], "name": "Tia", "kind": "permanent"})
     approved = await api.ok("POST", f"/api/pickup/authorized-persons/{person['id']}/approve",
                             json={"version": 0})
-    assert (approved["status"], approved["sync_status"]) == ("approved", "pending")
+    assert (approved["status"], approved["syncStatus"]) == ("approved", "pending")
     again = await api.http.post(f"/api/pickup/authorized-persons/{person['id']}/approve",
                                 json={"version": 0})
     assert (again.status_code, again.json()["code"]) == (409, "pickup.status-conflict")
     ledger = await api.ok("GET", "/api/pickup/ledger")
-    assert [(e["command"], e["end_time"]) for e in ledger["entries"]] == [("grant", 0)]
+    assert [(e["command"], e["endTime"]) for e in ledger["items"]] == [("grant", 0)]

@@ -11,16 +11,16 @@ from shared.db.models import utcnow
 async def _ready(api) -> dict:
     school = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola"})
     student = await api.ok("POST", "/api/pickup/students",
-                           json={"school_id": school["id"], "name": "Ana",
-                                 "card_value": 7_000_001})
+                           json={"schoolId": school["id"], "name": "Ana",
+                                 "cardValue": 7_000_001})
     sid = student["id"]
     await api.ok("POST", f"/api/pickup/students/{sid}/arrival")
     return await api.ok("POST", f"/api/pickup/students/{sid}/ready", json={"version": 1})
 
 
 async def _ledger(api) -> list[tuple[str, str]]:
-    entries = (await api.ok("GET", "/api/pickup/ledger"))["entries"]
-    return [(e["command"], e["idempotency_key"]) for e in entries]
+    entries = (await api.ok("GET", "/api/pickup/ledger"))["items"]
+    return [(e["command"], e["idempotencyKey"]) for e in entries]
 
 
 async def test_undo_ready_revokes_the_grant_and_reopens_the_arrival(pickup_api):
@@ -28,17 +28,17 @@ async def test_undo_ready_revokes_the_grant_and_reopens_the_arrival(pickup_api):
     ready = await _ready(api)
     sid = ready["id"]
     back = await api.ok("POST", f"/api/pickup/students/{sid}/undo", json={"version": 2})
-    assert (back["state"], back["version"], back["state_reason"]) == ("AWAITING", 3, "desfeito")
+    assert (back["state"], back["version"], back["stateReason"]) == ("AWAITING", 3, "desfeito")
     assert await _ledger(api) == [("grant", f"grant:student:{sid}:2"),
                                   ("revoke", f"revoke:student:{sid}:3")]
     [arrival] = await api.seed.all(Arrival)
     # Open again under its own deadline: its timer (or the sweep) still closes it.
     assert (arrival.status, arrival.closed_at) == (ArrivalStatus.OPEN, None)
-    trail = await api.ok("GET", "/api/pickup/audit")
+    trail = (await api.ok("GET", "/api/pickup/audit"))["items"]
     assert [(a["action"], a["entity"]) for a in trail][:2] == [
         ("ready-undone", "student"), ("arrival-reopened", "arrival")]
     undone = trail[0]
-    assert (undone["from_state"], undone["to_state"], undone["details"]) == (
+    assert (undone["fromState"], undone["toState"], undone["details"]) == (
         "READY", "AWAITING", {"version": 3, "origin": "operator"})
     # The next step is "Pronto" again, with the new version.
     again = await api.ok("POST", f"/api/pickup/students/{sid}/ready", json={"version": 3})
@@ -56,7 +56,7 @@ async def test_undo_an_operator_pickup_grants_again_with_a_new_ready_timer(picku
     assert (await _ledger(api))[-1] == ("grant", f"grant:student:{sid}:4")
     trail = await api.ok("GET", "/api/pickup/audit", params={"entity": "student",
                                                               "entity_id": sid})
-    assert trail[0]["action"] == "pickup-undone"
+    assert trail["items"][0]["action"] == "pickup-undone"
     client = temporal_env.client
     for version in (2, 4):
         timer = client.get_workflow_handle(timer_workflow_id(TimerKind.READY, sid, version))
@@ -79,7 +79,7 @@ async def test_undo_is_versioned_and_only_where_the_machine_allows(pickup_api):
     final = await api.http.post(f"/api/pickup/students/{sid}/undo", json={"version": 3})
     assert (final.status_code, final.json()["code"]) == (409, "pickup.invalid-transition")
     other = await api.ok("POST", "/api/pickup/students",
-                         json={"school_id": ready["school_id"], "name": "Bia"})
+                         json={"schoolId": ready["schoolId"], "name": "Bia"})
     at_school = await api.http.post(f"/api/pickup/students/{other['id']}/undo",
                                     json={"version": 0})
     assert (at_school.status_code, at_school.json()["code"]) == (409, "pickup.invalid-transition")

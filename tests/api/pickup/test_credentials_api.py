@@ -5,7 +5,6 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from activities.pickup.models import Credential, School
-from activities.pickup.operator import monitor
 from services.simulators.turnstile import TurnstileSimSettings, create_app
 from tests.support.pickup import MONITOR_TOKEN, serve
 
@@ -18,44 +17,44 @@ async def _school(api, name: str, **extra) -> dict:
 
 async def _person(api, school: dict, **credential):
     student = await api.ok("POST", "/api/pickup/students",
-                           json={"school_id": school["id"], "name": "Ana"})
+                           json={"schoolId": school["id"], "name": "Ana"})
     return await api.http.post("/api/pickup/authorized-persons", json={
-        "student_id": student["id"], "name": "Tia", "kind": "permanent", **credential})
+        "studentId": student["id"], "name": "Tia", "kind": "permanent", **credential})
 
 
 async def test_a_card_or_qr_is_unique_within_a_school_only(pickup_api):
     api = pickup_api
     one, two = await _school(api, "Um"), await _school(api, "Dois")
-    first = await _person(api, one, card_value=CARD, qr_value="qr-1")
+    first = await _person(api, one, cardValue=CARD, qrValue="qr-1")
     assert first.status_code == 201
 
-    taken = await _person(api, one, card_value=CARD)
+    taken = await _person(api, one, cardValue=CARD)
     assert (taken.status_code, taken.json()["code"]) == (409, "pickup.credential-taken")
     guardian = await api.http.post("/api/pickup/guardians", json={
-        "name": "Maria", "school_id": one["id"], "qr_value": "qr-1"})
+        "name": "Maria", "schoolId": one["id"], "qrValue": "qr-1"})
     assert (guardian.status_code, guardian.json()["code"]) == (409, "pickup.credential-taken")
-    elsewhere = await _person(api, two, card_value=CARD, qr_value="qr-1")
+    elsewhere = await _person(api, two, cardValue=CARD, qrValue="qr-1")
     assert elsewhere.status_code == 201
     # The refused creations left nothing behind.
     assert await api.seed.count(Credential) == 2
 
     maria = await api.ok("POST", "/api/pickup/guardians", json={
-        "name": "Maria", "school_id": one["id"], "card_value": CARD + 1})
+        "name": "Maria", "schoolId": one["id"], "cardValue": CARD + 1})
     no_school = await api.http.post("/api/pickup/guardians",
-                                    json={"name": "João", "card_value": CARD + 2})
+                                    json={"name": "João", "cardValue": CARD + 2})
     assert (no_school.status_code, no_school.json()["code"]) == (422, "request.invalid")
 
     # Setting a credential later follows the same rule; a holder may keep its own value.
     path = f"/api/pickup/guardians/{maria['id']}/credential"
-    clash = await api.http.put(path, json={"school_id": one["id"], "card_value": CARD})
+    clash = await api.http.put(path, json={"schoolId": one["id"], "cardValue": CARD})
     assert (clash.status_code, clash.json()["code"]) == (409, "pickup.credential-taken")
-    again = await api.ok("PUT", path, json={"school_id": one["id"], "card_value": CARD + 1,
-                                            "qr_value": "qr-maria"})
-    assert (again["card_value"], again["qr_value"]) == (CARD + 1, "qr-maria")
+    again = await api.ok("PUT", path, json={"schoolId": one["id"], "cardValue": CARD + 1,
+                                            "qrValue": "qr-maria"})
+    assert (again["cardValue"], again["qrValue"]) == (CARD + 1, "qr-maria")
     person_id = first.json()["id"]
     swapped = await api.ok("PUT", f"/api/pickup/authorized-persons/{person_id}/credential",
-                           json={"qr_value": "qr-2"})
-    assert (swapped["card_value"], swapped["qr_value"]) == (None, "qr-2")
+                           json={"qrValue": "qr-2"})
+    assert (swapped["cardValue"], swapped["qrValue"]) == (None, "qr-2")
     empty = await api.http.put(f"/api/pickup/authorized-persons/{person_id}/credential",
                                json={})
     assert empty.status_code == 422
@@ -65,13 +64,12 @@ async def test_each_school_has_its_own_monitor_token(pickup_api):
     api = pickup_api
     sim = create_app(TurnstileSimSettings())
     async with serve(sim) as turnstile:
-        one = await _school(api, "Um", turnstile_url=turnstile)
-        two = await _school(api, "Dois", turnstile_url=turnstile)
+        one = await _school(api, "Um", turnstileUrl=turnstile)
+        two = await _school(api, "Dois", turnstileUrl=turnstile)
         tokens = {}
         for school in (one, two):
-            target = await monitor.configure_monitor(
-                api.context.sessions, api.context.settings, school_id=school["id"],
-                public_base_url="http://esteira")
+            target = await api.context.faces.pickup.monitor.configure(
+                school_id=school["id"], public_base_url="http://esteira")
             tokens[school["id"]] = urlsplit(str(target)).path.rsplit("/", 1)[1]
     await sim.state.device.monitor.aclose()
     stored = await api.seed.get(School, one["id"])
@@ -101,12 +99,12 @@ async def test_a_deleted_holder_frees_its_card_at_the_school(pickup_api):
     api = pickup_api
     school = await _school(api, "Um")
     maria = await api.ok("POST", "/api/pickup/guardians", json={
-        "name": "Maria", "school_id": school["id"], "card_value": CARD})
-    person = (await _person(api, school, qr_value="qr-tia")).json()
+        "name": "Maria", "schoolId": school["id"], "cardValue": CARD})
+    person = (await _person(api, school, qrValue="qr-tia")).json()
 
     assert (await api.http.delete(f"/api/pickup/guardians/{maria['id']}")).status_code == 204
     assert (await api.http.delete(
         f"/api/pickup/authorized-persons/{person['id']}")).status_code == 204
 
-    reused = await _person(api, school, card_value=CARD, qr_value="qr-tia")
+    reused = await _person(api, school, cardValue=CARD, qrValue="qr-tia")
     assert reused.status_code == 201

@@ -16,8 +16,8 @@ CLOSE = "/api/pickup/schools/{}/day/close"
 async def _school_with_student(api, **school) -> tuple[dict, dict]:
     created = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola", **school})
     student = await api.ok("POST", "/api/pickup/students",
-                           json={"school_id": created["id"], "name": "Ana",
-                                 "card_value": 7_000_001})
+                           json={"schoolId": created["id"], "name": "Ana",
+                                 "cardValue": 7_000_001})
     return created, student
 
 
@@ -41,11 +41,11 @@ async def test_a_student_picked_up_today_can_arrive_again_once_the_day_is_closed
 
     today = closed["day"]
     assert today in {before, school_day_of(utcnow(), "America/Sao_Paulo", "00:00").isoformat()}
-    assert closed == {"school_id": school["id"], "day": today, "closed": True,
-                      "students_reset": 1, "grants_revoked": 0, "arrivals_closed": 0,
+    assert closed == {"schoolId": school["id"], "day": today, "closed": True,
+                      "studentsReset": 1, "grantsRevoked": 0, "arrivalsClosed": 0,
                       "detail": f"Day {today} closed."}
     fresh = await api.ok("GET", f"/api/pickup/students/{student['id']}")
-    assert (fresh["state"], fresh["state_reason"], fresh["version"]) == (
+    assert (fresh["state"], fresh["stateReason"], fresh["version"]) == (
         "AT_SCHOOL", DAY_START_REASON, picked["version"] + 1)
     again = await api.ok("POST", f"/api/pickup/students/{student['id']}/arrival")
     assert again["state"] == "AWAITING"
@@ -58,18 +58,18 @@ async def test_closing_revokes_ready_grants_once_and_a_second_close_says_nothing
     ready = await _to_ready(api, student["id"])
 
     first = await api.ok("POST", CLOSE.format(school["id"]))
-    assert (first["closed"], first["students_reset"], first["grants_revoked"]) == (True, 1, 1)
+    assert (first["closed"], first["studentsReset"], first["grantsRevoked"]) == (True, 1, 1)
     now = await api.ok("GET", f"/api/pickup/students/{student['id']}")
     assert (now["state"], now["version"]) == ("AT_SCHOOL", ready["version"] + 1)
     ledger = await api.ok("GET", "/api/pickup/ledger", params={"controller": school["id"]})
-    revokes = [e for e in ledger["entries"] if e["command"] == "revoke"]
-    assert [(e["subject_id"], e["idempotency_key"]) for e in revokes] == [
+    revokes = [e for e in ledger["items"] if e["command"] == "revoke"]
+    assert [(e["subjectId"], e["idempotencyKey"]) for e in revokes] == [
         (student["id"], f"revoke:student:{student['id']}:{now['version']}")]
     events = await api.seed.count(BoardEvent, BoardEvent.reason == DAY_START_REASON)
     audits = await api.seed.count(AuditEntry)
 
     second = await api.ok("POST", CLOSE.format(school["id"]))
-    assert (second["closed"], second["students_reset"], second["grants_revoked"]) == \
+    assert (second["closed"], second["studentsReset"], second["grantsRevoked"]) == \
         (False, 0, 0)
     assert "already closed; nothing changed" in second["detail"]
     assert (await api.ok("GET", f"/api/pickup/students/{student['id']}"))["version"] == \
@@ -96,20 +96,20 @@ async def test_closing_the_day_needs_the_api_key_and_an_existing_school(pickup_a
 async def test_the_audit_of_a_day_is_sliced_in_the_schools_own_zone(pickup_api):
     api = pickup_api
     _, paulista = await _school_with_student(api)
-    manaus, amazonense = await _school_with_student(api, time_zone="America/Manaus")
-    assert (manaus["time_zone"], manaus["day_start"]) == ("America/Manaus", "00:00")
+    manaus, amazonense = await _school_with_student(api, timeZone="America/Manaus")
+    assert (manaus["timeZone"], manaus["dayStart"]) == ("America/Manaus", "00:00")
     # 03:59 UTC on 5 March is 23:59 on the 4th in Manaus but 00:59 on the 5th in São Paulo.
     late, midnight = (datetime(2030, 3, 5, 3, 59, tzinfo=UTC),
                       datetime(2030, 3, 5, 4, 0, tzinfo=UTC))
-    for student, school_id in ((paulista, paulista["school_id"]),
-                               (amazonense, amazonense["school_id"])):
+    for student, school_id in ((paulista, paulista["schoolId"]),
+                               (amazonense, amazonense["schoolId"])):
         await api.seed.add(*[AuditEntry(at=at, school_id=school_id, entity="student",
                                         entity_id=student["id"], action=f"test-{at.hour}",
                                         actor="test") for at in (late, midnight)])
 
     async def actions(**params) -> list[str]:
-        return [row["action"] for row in await api.ok("GET", "/api/pickup/audit",
-                                                      params=params)]
+        page = await api.ok("GET", "/api/pickup/audit", params=params)
+        return [row["action"] for row in page["items"]]
 
     assert await actions(student_id=amazonense["id"], day="2030-03-04") == ["test-3"]
     assert await actions(student_id=amazonense["id"], day="2030-03-05") == ["test-4"]
@@ -126,5 +126,5 @@ async def test_the_audit_of_a_day_is_sliced_in_the_schools_own_zone(pickup_api):
     refused = await api.http.get("/api/pickup/audit", params={"day": "2030-03-05"})
     assert (refused.status_code, refused.json()["code"]) == (422, "request.invalid")
     bad_zone = await api.http.post("/api/pickup/schools",
-                                   json={"name": "X", "time_zone": "Mars/Olympus"})
+                                   json={"name": "X", "timeZone": "Mars/Olympus"})
     assert (bad_zone.status_code, bad_zone.json()["code"]) == (422, "request.invalid")

@@ -97,25 +97,25 @@ async def build_day(api: PickupApi) -> tuple[School, dict[str, int]]:
 async def test_the_report_of_a_built_day(pickup_api):
     school, _ = await build_day(pickup_api)
     report = await pickup_api.ok("GET", URL.format(school=school.id), params={"day": DAY})
-    assert report["day"] == DAY and report["time_zone"] == "America/Sao_Paulo"
-    assert (report["starts_at"], report["ends_at"]) == ("2026-03-10T09:00:00Z",
-                                                        "2026-03-11T09:00:00Z")
-    assert report["students_picked_up"] == 7
-    assert report["picked_up_by"] == {"turnstile": 2, "operator": 5}
+    assert report["day"] == DAY and report["timeZone"] == "America/Sao_Paulo"
+    assert (report["startsAt"], report["endsAt"]) == ("2026-03-10T09:00:00Z",
+                                                      "2026-03-11T09:00:00Z")
+    assert report["studentsPickedUp"] == 7
+    assert report["pickedUpBy"] == {"turnstile": 2, "operator": 5}
     # Timed: 30, 60, 120, 240, 600 s — median 120, nearest-rank p90 the 5th of 5.
-    assert report["arrival_to_pickup"] == {"timed": 5, "median_seconds": 120.0,
-                                           "p90_seconds": 600.0}
-    assert (report["ready_timeouts"], report["pickups_undone"],
-            report["notification_failures"]) == (1, 1, 2)
+    assert report["arrivalToPickup"] == {"timed": 5, "medianSeconds": 120.0,
+                                         "p90Seconds": 600.0}
+    assert (report["readyTimeouts"], report["pickupsUndone"],
+            report["notificationFailures"]) == (1, 1, 2)
     by_name = {s["name"]: s for s in report["students"]}
     assert set(by_name) == {"s1", "s2", "s3", "s4", "s5", "s6", "s7", "=cmd"}
     s3 = by_name["s3"]
-    assert (s3["origin"], s3["arrival_to_pickup_seconds"], s3["pickups_undone"],
+    assert (s3["origin"], s3["arrivalToPickupSeconds"], s3["pickupsUndone"],
             s3["registration"]) == ("turnstile", 600.0, 1, "R-s3")
-    assert by_name["s7"]["arrival_signalled_at"] is None
-    assert by_name["s5"]["origin"] == "operator" and by_name["s5"]["notification_failures"] == 1
-    assert by_name["s2"]["notification_failures"] == 1
-    assert by_name["=cmd"]["picked_up_at"] is None
+    assert by_name["s7"]["arrivalSignalledAt"] is None
+    assert by_name["s5"]["origin"] == "operator" and by_name["s5"]["notificationFailures"] == 1
+    assert by_name["s2"]["notificationFailures"] == 1
+    assert by_name["=cmd"]["pickedUpAt"] is None
 
 
 async def test_the_csv_is_the_same_report_per_student_or_in_figures(pickup_api):
@@ -147,10 +147,10 @@ async def test_a_day_across_a_dst_change_and_the_default_day(pickup_api):
                                               time_zone="America/New_York"))
     report = await pickup_api.ok("GET", URL.format(school=school.id),
                                  params={"day": "2026-03-08"})
-    starts = datetime.fromisoformat(report["starts_at"])
-    assert datetime.fromisoformat(report["ends_at"]) - starts == timedelta(hours=23)
+    starts = datetime.fromisoformat(report["startsAt"])
+    assert datetime.fromisoformat(report["endsAt"]) - starts == timedelta(hours=23)
     today = await pickup_api.ok("GET", URL.format(school=school.id))
-    assert today["students"] == [] and today["arrival_to_pickup"]["median_seconds"] is None
+    assert today["students"] == [] and today["arrivalToPickup"]["medianSeconds"] is None
     assert today["day"] == datetime.now(ZoneInfo("America/New_York")).date().isoformat()
 
 

@@ -53,9 +53,9 @@ class Gate:
 
 async def _gate(api, http, base: str, turnstile: str) -> tuple[Gate, dict]:
     school = await api.ok("POST", "/api/pickup/schools",
-                          json={"name": "Escola", "turnstile_url": turnstile})
+                          json={"name": "Escola", "turnstileUrl": turnstile})
     await api.ok("POST", f"/api/pickup/schools/{school['id']}/turnstile/monitor",
-                 json={"public_base_url": base})
+                 json={"publicBaseUrl": base})
     return Gate(api, http, turnstile), school
 
 
@@ -65,7 +65,7 @@ async def test_the_students_card_opens_the_exit_while_ready_and_never_after(pick
     async with serve(api.app) as base, serve(sim) as turnstile, httpx.AsyncClient() as http:
         gate, school = await _gate(api, http, base, turnstile)
         sid = (await api.ok("POST", "/api/pickup/students", json={
-            "school_id": school["id"], "name": "Ana", "card_value": CARD}))["id"]
+            "schoolId": school["id"], "name": "Ana", "cardValue": CARD}))["id"]
 
         # Before READY the card is on no device user: not identified.
         assert (await gate.present(card_value=CARD))["event"] == NOT_IDENTIFIED
@@ -109,9 +109,9 @@ async def test_a_ready_timeout_revokes_exactly_the_granted_qr_code(pickup_api):
     async with serve(api.app) as base, serve(sim) as turnstile, httpx.AsyncClient() as http:
         gate, school = await _gate(api, http, base, turnstile)
         sid = (await api.ok("POST", "/api/pickup/students", json={
-            "school_id": school["id"], "name": "Ana"}))["id"]
+            "schoolId": school["id"], "name": "Ana"}))["id"]
         await api.ok("PUT", f"/api/pickup/students/{sid}/credential",
-                     json={"qr_value": "qr-ana"})
+                     json={"qrValue": "qr-ana"})
         await gate.ready(sid)
         await gate.drain(school["id"])
         student = await api.seed.get(Student, sid)
@@ -135,12 +135,12 @@ async def test_a_new_card_while_ready_moves_the_grant_and_the_old_one_stops(pick
     async with serve(api.app) as base, serve(sim) as turnstile, httpx.AsyncClient() as http:
         gate, school = await _gate(api, http, base, turnstile)
         sid = (await api.ok("POST", "/api/pickup/students", json={
-            "school_id": school["id"], "name": "Ana", "card_value": CARD}))["id"]
+            "schoolId": school["id"], "name": "Ana", "cardValue": CARD}))["id"]
         await gate.ready(sid)
         await gate.drain(school["id"])
         grant = (await api.seed.all(LedgerEntry))[-1]
         await api.ok("PUT", f"/api/pickup/students/{sid}/credential",
-                     json={"card_value": CARD + 1})
+                     json={"cardValue": CARD + 1})
         revoke, regrant = (await api.seed.all(LedgerEntry))[-2:]
         assert (revoke.command, revoke.card_value) == ("revoke", CARD)
         assert (regrant.command, regrant.card_value) == ("grant", CARD + 1)
@@ -155,7 +155,7 @@ async def test_a_student_without_a_credential_gets_no_unreadable_grant(pickup_ap
     api = pickup_api
     school = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola"})
     sid = (await api.ok("POST", "/api/pickup/students",
-                        json={"school_id": school["id"], "name": "Ana"}))["id"]
+                        json={"schoolId": school["id"], "name": "Ana"}))["id"]
     await api.ok("POST", f"/api/pickup/students/{sid}/arrival")
     await api.ok("POST", f"/api/pickup/students/{sid}/ready", json={"version": 1})
     assert await api.seed.all(LedgerEntry) == []
@@ -172,19 +172,19 @@ async def test_student_credentials_are_unique_per_school_like_guardians(pickup_a
     api = pickup_api
     school = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola"})
     await api.ok("POST", "/api/pickup/guardians", json={
-        "name": "Maria", "school_id": school["id"], "card_value": CARD})
+        "name": "Maria", "schoolId": school["id"], "cardValue": CARD})
     taken = await api.http.post("/api/pickup/students", json={
-        "school_id": school["id"], "name": "Ana", "card_value": CARD})
+        "schoolId": school["id"], "name": "Ana", "cardValue": CARD})
     assert (taken.status_code, taken.json()["code"]) == (409, "pickup.credential-taken")
     assert await api.seed.count(Student) == 0  # the refused creation left nothing
     sid = (await api.ok("POST", "/api/pickup/students", json={
-        "school_id": school["id"], "name": "Ana", "qr_value": "qr-ana"}))["id"]
+        "schoolId": school["id"], "name": "Ana", "qrValue": "qr-ana"}))["id"]
     clash = await api.http.put(f"/api/pickup/students/{sid}/credential",
-                               json={"card_value": CARD})
+                               json={"cardValue": CARD})
     assert (clash.status_code, clash.json()["code"]) == (409, "pickup.credential-taken")
     empty = await api.http.put(f"/api/pickup/students/{sid}/credential", json={})
     assert (empty.status_code, empty.json()["code"]) == (422, "request.invalid")
-    missing = await api.http.put("/api/pickup/students/999/credential", json={"qr_value": "x"})
+    missing = await api.http.put("/api/pickup/students/999/credential", json={"qrValue": "x"})
     assert (missing.status_code, missing.json()["code"]) == (404, "resource.not-found")
 
 
@@ -217,11 +217,11 @@ async def test_revoke_names_the_granted_values_even_after_a_credential_change(pi
     api = pickup_api
     school = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola"})
     sid = (await api.ok("POST", "/api/pickup/students", json={
-        "school_id": school["id"], "name": "Ana", "card_value": CARD}))["id"]
+        "schoolId": school["id"], "name": "Ana", "cardValue": CARD}))["id"]
     await api.ok("POST", f"/api/pickup/students/{sid}/arrival")
     await api.ok("POST", f"/api/pickup/students/{sid}/ready", json={"version": 1})
     await api.ok("POST", f"/api/pickup/students/{sid}/pickup", json={"version": 2})
     # Changed after the exit: nothing on the device to swap, the revoke named the old card.
-    await api.ok("PUT", f"/api/pickup/students/{sid}/credential", json={"card_value": CARD + 7})
+    await api.ok("PUT", f"/api/pickup/students/{sid}/credential", json={"cardValue": CARD + 7})
     entries = await api.seed.all(LedgerEntry)
     assert [(e.command, e.card_value) for e in entries] == [("grant", CARD), ("revoke", CARD)]

@@ -13,7 +13,7 @@ from services.grpc_server.auth import ApiKeyInterceptor
 from services.grpc_server.gen.esteira.v1 import pickup_pb2, pickup_pb2_grpc
 from services.grpc_server.pickup import PickupServicer
 from shared.db.models import utcnow
-from tests.support.pickup import API_KEY, RecordingKicker
+from tests.support.pickup import API_KEY, RecordingKicker, recording_face
 
 
 def _error_info(error: grpc.aio.AioRpcError) -> tuple[str, str]:
@@ -31,8 +31,8 @@ async def test_board_confirm_and_ledger_summary(pickup_api):
     student = await seed.ready_student(school, at=utcnow() - timedelta(minutes=1))
     kicker = RecordingKicker()
     server = grpc.aio.server(interceptors=[ApiKeyInterceptor(API_KEY)])
-    pickup_pb2_grpc.add_PickupServiceServicer_to_server(PickupServicer(seed.sessions, kicker),
-                                                        server)
+    face = recording_face(pickup_api.context.settings, seed.sessions, kicker)
+    pickup_pb2_grpc.add_PickupServiceServicer_to_server(PickupServicer(face), server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     key = [("x-api-key", API_KEY)]

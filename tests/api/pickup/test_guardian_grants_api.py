@@ -20,19 +20,19 @@ async def test_link_edits_the_roster_and_deletion_move_the_guardian_grant(pickup
     api = pickup_api
     school = await api.ok("POST", f"{P}/schools", json={"name": "Um"})
     ana = await api.ok("POST", f"{P}/students", json={
-        "school_id": school["id"], "name": "Ana", "registration": "A1"})
+        "schoolId": school["id"], "name": "Ana", "registration": "A1"})
     maria = await api.ok("POST", f"{P}/guardians", json={
-        "name": "Maria", "cpf": CPF, "school_id": school["id"], "card_value": CARD})
+        "name": "Maria", "cpf": CPF, "schoolId": school["id"], "cardValue": CARD})
     reg = f"guardian-{maria['id']}"
     assert await _ledger(api) == []
 
     link = await api.ok("POST", f"{P}/links", json={
-        "student_id": ana["id"], "guardian_id": maria["id"], "kind": "permanent"})
+        "studentId": ana["id"], "guardianId": maria["id"], "kind": "permanent"})
     assert await _ledger(api) == [("grant", reg, CARD, 0)]
 
     until = (datetime.now(UTC) + timedelta(days=3)).replace(microsecond=0)
     await api.ok("PATCH", f"{P}/links/{link['id']}", json={
-        "revision": 0, "kind": "temporary", "valid_until": until.isoformat()})
+        "revision": 0, "kind": "temporary", "validUntil": until.isoformat()})
     assert (await _ledger(api))[1:] == [("grant", reg, CARD, int(until.timestamp()))]
 
     assert (await api.http.delete(f"{P}/links/{link['id']}")).status_code == 204

@@ -237,7 +237,7 @@ async def test_signing_out_or_an_operator_revocation_ends_a_session(page):
             replay.cookies.set("esteira_guardian", copy, path="/guardian")
             assert (await replay.get("/guardian")).headers["location"] == "/guardian/sign-in"
         tokens = await page.api.ok("GET", f"/api/pickup/guardians/{page.guardian_id}/tokens")
-        [session] = [t for t in tokens if t["kind"] == "web"]
+        [session] = [t for t in tokens["items"] if t["kind"] == "web"]
         assert (await page.api.http.post(f"/api/pickup/guardians/{page.guardian_id}/tokens/"
                                          f"{session['id']}/revoke")).status_code == 204
         assert (await tablet.get("/guardian")).headers["location"] == "/guardian/sign-in"

@@ -18,7 +18,7 @@ class Sender:
 async def _rows(api):
     school = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola"})
     student = await api.ok("POST", "/api/pickup/students",
-                           json={"school_id": school["id"], "name": "Ana"})
+                           json={"schoolId": school["id"], "name": "Ana"})
     return await api.seed.add(
         Notification(guardian_id=1, student_id=student["id"], kind="student-ready",
                      message="m", idempotency_key="gave-up", status="failed", attempts=8,
@@ -43,10 +43,10 @@ async def test_listing_needs_the_api_key_and_filters_by_status(pickup_api):
     listed = await api.ok("GET", "/api/pickup/notifications", params={"status": "failed"})
 
     assert (listed["pending"], listed["failed"]) == (1, 1)
-    assert [(n["id"], n["status"], n["attempts"]) for n in listed["notifications"]] == [
+    assert [(n["id"], n["status"], n["attempts"]) for n in listed["items"]] == [
         (failed.id, "failed", 8)]
     everything = await api.ok("GET", "/api/pickup/notifications")
-    assert len(everything["notifications"]) == 2
+    assert len(everything["items"]) == 2
     bad = await api.http.get("/api/pickup/notifications", params={"status": "lost"})
     assert bad.status_code == 422
 
@@ -69,7 +69,7 @@ async def test_requeue_only_a_failed_one_then_it_is_delivered(pickup_api):
 
     requeued = await api.ok("POST", f"/api/pickup/notifications/{failed.id}/requeue")
 
-    assert (requeued["status"], requeued["attempts"], requeued["next_attempt_at"]) == (
+    assert (requeued["status"], requeued["attempts"], requeued["nextAttemptAt"]) == (
         "pending", 0, None)
     again = await api.http.post(f"/api/pickup/notifications/{failed.id}/requeue")
     assert again.status_code == 409

@@ -41,7 +41,7 @@ async def test_board_stream_reconnects_with_last_event_id_and_catches_up(pickup_
     api = pickup_api
     school = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola"})
     student = await api.ok("POST", "/api/pickup/students",
-                           json={"school_id": school["id"], "name": "Ana"})
+                           json={"schoolId": school["id"], "name": "Ana"})
     sid, feed = student["id"], f"/api/pickup/schools/{school['id']}/board/events"
     async with serve(api.app) as base, httpx.AsyncClient(base_url=base, headers=KEY) as http:
         async def arrive() -> None:
@@ -64,10 +64,10 @@ async def test_guardian_stream_carries_only_their_students_and_roster(pickup_api
     api = pickup_api
     school = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola"})
     mine, other = [await api.ok("POST", "/api/pickup/students",
-                                json={"school_id": school["id"], "name": n}) for n in "AB"]
+                                json={"schoolId": school["id"], "name": n}) for n in "AB"]
     guardian = await api.ok("POST", "/api/pickup/guardians", json={"name": "Maria"})
     await api.ok("POST", "/api/pickup/links", json={
-        "student_id": mine["id"], "guardian_id": guardian["id"], "kind": "permanent"})
+        "studentId": mine["id"], "guardianId": guardian["id"], "kind": "permanent"})
     token = (await api.ok("POST", f"/api/pickup/guardians/{guardian['id']}/tokens",
                           json={}))["token"]
     await api.ok("POST", f"/api/pickup/students/{other['id']}/arrival")
@@ -76,7 +76,7 @@ async def test_guardian_stream_carries_only_their_students_and_roster(pickup_api
         events = await _read(http, "/api/pickup/guardian/events?after=0", 2,
                              headers={"Authorization": f"Bearer {token}"})
     assert [e["event"] for e in events] == ["StudentRosterChanged", "StudentStateChanged"]
-    assert all(f'"student_id": {mine["id"]}' in e["data"] for e in events)
+    assert all(f'"studentId": {mine["id"]}' in e["data"] for e in events)
 
 
 async def test_turnstile_exit_push_picks_up_the_ready_student(pickup_api):
@@ -85,12 +85,12 @@ async def test_turnstile_exit_push_picks_up_the_ready_student(pickup_api):
     async with serve(api.app) as base, serve(sim) as turnstile, \
             httpx.AsyncClient() as http:
         school = await api.ok("POST", "/api/pickup/schools",
-                              json={"name": "Escola", "turnstile_url": turnstile})
+                              json={"name": "Escola", "turnstileUrl": turnstile})
         sid = (await api.ok("POST", "/api/pickup/students",
-                            json={"school_id": school["id"], "name": "Ana",
-                                  "card_value": 7_000_001}))["id"]
+                            json={"schoolId": school["id"], "name": "Ana",
+                                  "cardValue": 7_000_001}))["id"]
         await api.ok("POST", f"/api/pickup/schools/{school['id']}/turnstile/monitor",
-                     json={"public_base_url": base})
+                     json={"publicBaseUrl": base})
         await api.ok("POST", f"/api/pickup/students/{sid}/arrival")
         await api.ok("POST", f"/api/pickup/students/{sid}/ready", json={"version": 1})
         clients = TurnstileClients(http, login="admin", password="admin", timeout=5)

@@ -94,7 +94,7 @@ async def test_a_dry_run_of_20000_lines_writes_nothing_and_takes_no_write_lock(
                                      content=body, headers=CSV)
     assert answer.status_code == 200, answer.text
     report = answer.json()
-    assert (report["dry_run"], report["written"], report["refused"]) == (True, False, 0)
+    assert (report["dryRun"], report["written"], report["refused"]) == (True, False, 0)
     assert report["summary"] == {"student": {"created": 20_000},
                                  "guardian": {"created": 20_000},
                                  "link": {"created": 20_000}}
@@ -196,7 +196,7 @@ async def test_the_dry_run_reports_what_the_batched_import_then_does(pickup_api)
     real = await api.ok("POST", url, content=second.encode(), headers=CSV)
 
     def outcomes(report):
-        return [{k: v for k, v in line.items() if not k.endswith("_id")}
+        return [{k: v for k, v in line.items() if not k.endswith("Id")}
                 for line in report["lines"]]
 
     assert outcomes(dry) == outcomes(real)

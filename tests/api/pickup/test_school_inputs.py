@@ -17,7 +17,7 @@ def _refused(response) -> tuple[int, str]:
 async def test_an_arrival_timeout_outside_one_day_is_refused(pickup_api, minutes):
     api = pickup_api
     answer = await api.http.post("/api/pickup/schools", json={
-        "name": "Escola", "arrival_timeout_minutes": minutes})
+        "name": "Escola", "arrivalTimeoutMinutes": minutes})
     assert _refused(answer) == (422, "request.invalid")
     assert await api.seed.count(School) == 0
 
@@ -25,9 +25,9 @@ async def test_an_arrival_timeout_outside_one_day_is_refused(pickup_api, minutes
 async def test_the_longest_arrival_timeout_still_times_arrivals(pickup_api):
     api = pickup_api
     school = await api.ok("POST", "/api/pickup/schools",
-                          json={"name": "Escola", "arrival_timeout_minutes": 1440})
+                          json={"name": "Escola", "arrivalTimeoutMinutes": 1440})
     sid = (await api.ok("POST", "/api/pickup/students",
-                        json={"school_id": school["id"], "name": "Ana"}))["id"]
+                        json={"schoolId": school["id"], "name": "Ana"}))["id"]
     # 1e308 minutes used to be stored, and then every arrival failed computing its deadline.
     assert (await api.ok("POST", f"/api/pickup/students/{sid}/arrival"))["state"] == "AWAITING"
 
@@ -36,7 +36,7 @@ async def test_the_longest_arrival_timeout_still_times_arrivals(pickup_api):
 async def test_only_iana_zone_names_are_a_school_day_zone(pickup_api, zone):
     api = pickup_api
     answer = await api.http.post("/api/pickup/schools",
-                                 json={"name": "Escola", "time_zone": zone})
+                                 json={"name": "Escola", "timeZone": zone})
     assert _refused(answer) == (422, "request.invalid")
     assert await api.seed.count(School) == 0
 
@@ -44,8 +44,8 @@ async def test_only_iana_zone_names_are_a_school_day_zone(pickup_api, zone):
 @pytest.mark.parametrize("zone", ["America/Sao_Paulo", "America/Manaus", "UTC"])
 async def test_iana_zone_names_are_accepted(pickup_api, zone):
     school = await pickup_api.ok("POST", "/api/pickup/schools",
-                                 json={"name": "Escola", "time_zone": zone})
-    assert school["time_zone"] == zone
+                                 json={"name": "Escola", "timeZone": zone})
+    assert school["timeZone"] == zone
 
 
 def test_settings_refuse_a_host_zone_and_an_unbounded_timeout(monkeypatch):
@@ -61,7 +61,7 @@ def test_settings_refuse_a_host_zone_and_an_unbounded_timeout(monkeypatch):
 async def test_an_unknown_state_filter_is_refused_not_an_empty_page(pickup_api):
     api = pickup_api
     school = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola"})
-    await api.ok("POST", "/api/pickup/students", json={"school_id": school["id"], "name": "Ana"})
+    await api.ok("POST", "/api/pickup/students", json={"schoolId": school["id"], "name": "Ana"})
     bogus = await api.http.get(f"/api/pickup/students?school_id={school['id']}&state=bogus")
     assert _refused(bogus) == (422, "request.invalid")
     lower = await api.http.get(f"/api/pickup/students?school_id={school['id']}&state=ready")

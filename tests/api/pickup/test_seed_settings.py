@@ -56,7 +56,7 @@ async def test_ionclass_ready_timeout_sets_the_timer_the_grant_and_the_sweep(
     api = pickup_api
     school = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola"})
     sid = (await api.ok("POST", "/api/pickup/students", json={
-        "school_id": school["id"], "name": "Ana", "card_value": 55}))["id"]
+        "schoolId": school["id"], "name": "Ana", "cardValue": 55}))["id"]
     await _clear(temporal_env.client, timer_workflow_id(TimerKind.READY, sid, 2))
     await api.ok("POST", f"/api/pickup/students/{sid}/arrival")
     ready = await api.ok("POST", f"/api/pickup/students/{sid}/ready", json={"version": 1})
@@ -83,15 +83,15 @@ async def test_each_school_times_arrival_signals_out_by_its_own_setting(pickup_a
                                                                          temporal_env):
     api = pickup_api
     quick = await api.ok("POST", "/api/pickup/schools",
-                         json={"name": "Rápida", "arrival_timeout_minutes": 3})
+                         json={"name": "Rápida", "arrivalTimeoutMinutes": 3})
     slow = await api.ok("POST", "/api/pickup/schools",
-                        json={"name": "Lenta", "arrival_timeout_minutes": 40})
-    assert (quick["arrival_timeout_minutes"], slow["arrival_timeout_minutes"]) == (3, 40)
+                        json={"name": "Lenta", "arrivalTimeoutMinutes": 40})
+    assert (quick["arrivalTimeoutMinutes"], slow["arrivalTimeoutMinutes"]) == (3, 40)
     await _clear(temporal_env.client, *(timer_workflow_id(TimerKind.ARRIVAL, n) for n in (1, 2)))
     students = {}
     for school in (quick, slow):
         sid = (await api.ok("POST", "/api/pickup/students",
-                            json={"school_id": school["id"], "name": "Ana"}))["id"]
+                            json={"schoolId": school["id"], "name": "Ana"}))["id"]
         await api.ok("POST", f"/api/pickup/students/{sid}/arrival")
         students[school["id"]] = sid
     arrivals = {a.school_id: a for a in await api.seed.all(Arrival)}

@@ -12,10 +12,10 @@ import pytest_asyncio
 from sqlalchemy import event
 
 from activities.pickup.models import BoardEvent, Guardian, GuardianLink
-from activities.pickup.operator.events import guardian_feed, school_feed
-from services.api.pickup_stream import StreamHub
+from services.pickup_stream.hub import StreamHub
 from shared.db.engine import create_engine, session_factory
-from tests.support.pickup import API_KEY, Seed, serve
+from shared.settings import Settings
+from tests.support.pickup import API_KEY, RecordingKicker, Seed, recording_face, serve
 
 STATE = "StudentStateChanged"
 
@@ -53,6 +53,8 @@ class Store:
         self.engine = create_engine(url)
         self.writer_engine = create_engine(url)
         self.sessions = session_factory(self.engine)
+        self.pickup = recording_face(Settings(database_url=url), self.sessions,
+                                     RecordingKicker())
         self.writers = session_factory(self.writer_engine)
         self.seed = Seed(self.writers)
         self.queries = 0
@@ -62,7 +64,7 @@ class Store:
         self.queries += 1
 
     def hub(self, **kwargs) -> StreamHub:
-        return StreamHub(self.sessions, poll_seconds=3600, run_poller=False, **kwargs)
+        return StreamHub(self.pickup, poll_seconds=3600, run_poller=False, **kwargs)
 
     async def write(self, school, student, writer: str) -> BoardEvent:
         row = _event(school, student, writer)
@@ -97,7 +99,7 @@ async def test_a_commit_after_a_higher_id_was_served_is_not_lost(store):
     school = await store.seed.school()
     student = await store.seed.student(school)
     hub = store.hub()
-    board = Reader(hub, school_feed(school.id))
+    board = Reader(hub, store.pickup.feeds.school_feed(school.id))
     await _until(lambda: hub.subscribers == 1, "the stream to join")
 
     async with store.writers() as slow:
@@ -119,7 +121,7 @@ async def test_a_commit_after_a_higher_id_was_served_is_not_lost(store):
     assert board.rows[0].seq < board.rows[1].seq
 
     # A client that saw B reconnects with Last-Event-ID: it gets A, not a gap.
-    replay = Reader(hub, school_feed(school.id), last_id=board.rows[0].seq)
+    replay = Reader(hub, store.pickup.feeds.school_feed(school.id), last_id=board.rows[0].seq)
     await _until(lambda: replay.writers == ["A"], "the replay to reach A")
 
     # An id taken by a transaction that rolls back leaves a hole nobody waits for.
@@ -144,8 +146,8 @@ async def _queries_for_three_polls(store: Store, pairs: int) -> int:
     await store.seed.add(*[GuardianLink(student_id=student.id, guardian_id=g.id,
                                         kind="permanent") for g in guardians])
     hub = store.hub()
-    readers = [Reader(hub, school_feed(school.id)) for _ in range(pairs)]
-    readers += [Reader(hub, guardian_feed(store.sessions, g.id)) for g in guardians]
+    readers = [Reader(hub, store.pickup.feeds.school_feed(school.id)) for _ in range(pairs)]
+    readers += [Reader(hub, store.pickup.feeds.guardian_feed(g.id)) for g in guardians]
     await _until(lambda: hub.subscribers == 2 * pairs, "every stream to join")
 
     before = store.queries
@@ -173,7 +175,7 @@ async def test_a_slow_stream_holds_a_bounded_buffer_and_catches_up_from_the_tabl
     school = await store.seed.school()
     student = await store.seed.student(school)
     hub = store.hub(buffer=3)
-    slow = Reader(hub, school_feed(school.id), start=False)
+    slow = Reader(hub, store.pickup.feeds.school_feed(school.id), start=False)
     first = asyncio.create_task(anext(slow.stream))  # joined, then stuck on its first event
     await _until(lambda: hub.subscribers == 1, "the stream to join")
 
@@ -194,7 +196,7 @@ async def test_a_slow_stream_holds_a_bounded_buffer_and_catches_up_from_the_tabl
 async def test_closing_the_hub_ends_its_streams(store):
     school = await store.seed.school()
     hub = store.hub()
-    board = Reader(hub, school_feed(school.id))
+    board = Reader(hub, store.pickup.feeds.school_feed(school.id))
     await _until(lambda: hub.subscribers == 1, "the stream to join")
     await hub.close()
     await asyncio.wait_for(board.task, 10)

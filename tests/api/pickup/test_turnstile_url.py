@@ -11,14 +11,14 @@ from shared.settings import Settings
                                  "http://", "javascript:alert(1)"])
 async def test_a_turnstile_url_must_be_http_or_https(pickup_api, url):
     answer = await pickup_api.http.post("/api/pickup/schools",
-                                        json={"name": "Escola", "turnstile_url": url})
+                                        json={"name": "Escola", "turnstileUrl": url})
     assert answer.status_code == 422 and answer.json()["code"] == "request.invalid"
 
 
 async def test_an_http_turnstile_url_is_kept(pickup_api):
     school = await pickup_api.ok("POST", "/api/pickup/schools",
-                                 json={"name": "Escola", "turnstile_url": "https://c.example"})
-    assert school["turnstile_url"] == "https://c.example"
+                                 json={"name": "Escola", "turnstileUrl": "https://c.example"})
+    assert school["turnstileUrl"] == "https://c.example"
 
 
 @pytest.mark.parametrize("field", ["turnstile_url", "notification_webhook_url"])

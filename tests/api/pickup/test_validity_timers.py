@@ -12,7 +12,7 @@ from shared.db.models import utcnow
 async def _student(api) -> dict:
     school = await api.ok("POST", "/api/pickup/schools", json={"name": "Escola"})
     return await api.ok("POST", "/api/pickup/students",
-                        json={"school_id": school["id"], "name": "Ana"})
+                        json={"schoolId": school["id"], "name": "Ana"})
 
 
 async def _timer_input(client, workflow_id: str) -> TimerInput:
@@ -33,15 +33,15 @@ async def test_a_temporary_person_gets_its_expiry_timer_and_again_on_approval(pi
     student = await _student(pickup_api)
     until = utcnow() + timedelta(days=2)
     person = await pickup_api.ok("POST", "/api/pickup/authorized-persons", json={
-        "student_id": student["id"], "name": "Tia", "kind": "temporary",
-        "valid_until": until.isoformat()})
+        "studentId": student["id"], "name": "Tia", "kind": "temporary",
+        "validUntil": until.isoformat()})
 
     timer = await _timer_input(temporal_env.client,
                                timer_workflow_id(TimerKind.AUTHORIZATION, person["id"]))
 
     assert (timer.kind, timer.entity_id, timer.deadline) == \
         (TimerKind.AUTHORIZATION, person["id"], until)
-    assert (timer.school_id, timer.student_id) == (student["school_id"], student["id"])
+    assert (timer.school_id, timer.student_id) == (student["schoolId"], student["id"])
 
     # That timer is gone (terminated above, like a start lost at creation): approving the
     # person starts it again, with the same deadline read back from the store.
@@ -57,7 +57,7 @@ async def test_an_early_release_gets_the_timer_that_expires_it_unused(pickup_api
     student = await _student(pickup_api)
     until = utcnow() + timedelta(hours=3)
     release = await pickup_api.ok("POST", "/api/pickup/early-releases", json={
-        "student_id": student["id"], "valid_until": until.isoformat()})
+        "studentId": student["id"], "validUntil": until.isoformat()})
     assert release["status"] == "pending"
 
     timer = await _timer_input(temporal_env.client,

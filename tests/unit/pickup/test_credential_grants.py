@@ -12,7 +12,6 @@ from activities.pickup.contracts.board import DrainBatchInput, Outbox, SubjectKi
 from activities.pickup.credentials import drop_credentials, put_credential
 from activities.pickup.ledger import LedgerDelivery
 from activities.pickup.models import LedgerEntry
-from activities.pickup.operator import credentials
 from shared.db.models import utcnow
 from shared.errors import EsteiraError
 from tests.support.pickup import TURNSTILE_URL, simulated_turnstile
@@ -94,8 +93,8 @@ async def test_an_approved_person_credential_reaches_the_device_and_a_swap_revok
     student = await store.seed.student(school)
     until = datetime.fromtimestamp(END, UTC) + timedelta(days=3650)
     person = await store.seed.person(student, until=until)
-    await credentials.set_person_credential(store.sessions, store.kicker, person_id=person.id,
-                                            card_value=CARD, qr_value=QR, actor="secretaria")
+    await store.pickup.credentials.set_person_credential(
+        person_id=person.id, card_value=CARD, qr_value=QR, actor="secretaria")
     assert store.kicker.controllers == []  # not on the turnstile yet: nothing to send
     async with store.sessions() as session, session.begin():
         await decide_person(session, person_id=person.id, decision="approve", version=0,
@@ -109,8 +108,8 @@ async def test_an_approved_person_credential_reaches_the_device_and_a_swap_revok
     assert [c["end_time"] for c in await _rows(http, "cards")] == [int(until.timestamp())]
 
     # A new card: the old one is revoked on the device, the QR code stays.
-    await credentials.set_person_credential(store.sessions, store.kicker, person_id=person.id,
-                                            card_value=CARD + 7, qr_value=QR, actor="secretaria")
+    await store.pickup.credentials.set_person_credential(
+        person_id=person.id, card_value=CARD + 7, qr_value=QR, actor="secretaria")
     assert store.kicker.controllers == [school.id]
     assert (await delivery.drain_ledger(drain)).delivered == 2
     revoke = (await store.seed.all(LedgerEntry, LedgerEntry.command == "revoke"))[0]

@@ -8,7 +8,6 @@ from activities.pickup.access import delete_expired_links
 from activities.pickup.contracts.board import DrainBatchInput, Kind, Outbox
 from activities.pickup.ledger import LedgerDelivery
 from activities.pickup.models import LedgerEntry
-from activities.pickup.operator import access, credentials, editing
 from shared.db.models import utcnow
 from tests.support.pickup import TURNSTILE_URL, simulated_turnstile
 
@@ -30,15 +29,15 @@ async def _setup(store):
 
 
 async def _card(store, guardian, school, card=CARD, qr=None):
-    return await credentials.set_guardian_credential(
-        store.sessions, guardian_id=guardian.id, school_id=school.id, card_value=card,
-        qr_value=qr, actor="secretaria", kicker=store.kicker)
+    return await store.pickup.credentials.set_guardian_credential(
+        guardian_id=guardian.id, school_id=school.id, card_value=card, qr_value=qr,
+        actor="secretaria")
 
 
 async def _link(store, student, guardian, kind=Kind.PERMANENT, since=None, until=None):
-    return await access.link_guardian(
-        store.sessions, student_id=student.id, guardian_id=guardian.id, kind=kind,
-        valid_from=since, valid_until=until, actor="secretaria", kicker=store.kicker)
+    return await store.pickup.access.link_guardian(
+        student_id=student.id, guardian_id=guardian.id, kind=kind, valid_from=since,
+        valid_until=until, actor="secretaria")
 
 
 async def _ledger(store) -> list[tuple]:
@@ -77,11 +76,9 @@ async def test_a_linked_guardian_card_is_granted_swapped_and_revoked_with_the_la
     assert await _present(http, qrcode=QR) == "granted"
 
     # One link left at the school keeps the grant; the last one revokes it.
-    await editing.delete_link(store.sessions, link_id=first.id, actor="secretaria",
-                              kicker=store.kicker)
+    await store.pickup.records.delete_link(link_id=first.id, actor="secretaria")
     assert len(await _ledger(store)) == 3
-    await editing.delete_link(store.sessions, link_id=second.id, actor="secretaria",
-                              kicker=store.kicker)
+    await store.pickup.records.delete_link(link_id=second.id, actor="secretaria")
     assert (await _ledger(store))[3:] == [("revoke", reg, CARD + 7, QR, 0, 0)]
     assert (await delivery.drain_ledger(drain)).delivered == 1
     assert await _present(http, card_value=CARD + 7) == "credential not registered"
@@ -111,10 +108,9 @@ async def test_only_temporary_links_give_the_latest_end_as_the_window(store):
     assert await _present(http, card_value=CARD) == "granted"
 
     # Made permanent, the window opens; nothing is revoked on the way.
-    await editing.update_link(store.sessions, link_id=link.id, revision=0,
-                              changes={"kind": Kind.PERMANENT, "valid_from": None,
-                                       "valid_until": None}, actor="secretaria",
-                              kicker=store.kicker)
+    await store.pickup.records.update_link(
+        link_id=link.id, revision=0, actor="secretaria",
+        changes={"kind": Kind.PERMANENT, "valid_from": None, "valid_until": None})
     assert (await _ledger(store))[2:] == [("grant", f"guardian-{maria.id}", CARD, None, 0, 0)]
     await http.aclose()
 
@@ -133,8 +129,7 @@ async def test_deleting_the_guardian_revokes_what_the_turnstile_still_holds(stor
                                           at=utcnow(), actor="sweep", limit=10)
     assert gone.changed == 1
 
-    await editing.delete_guardian(store.sessions, guardian_id=maria.id, actor="secretaria",
-                                  kicker=store.kicker)
+    await store.pickup.records.delete_guardian(guardian_id=maria.id, actor="secretaria")
     assert (await _ledger(store))[1:] == [
         ("revoke", f"guardian-{maria.id}", CARD, QR, 0, 0)]
     assert (await delivery.drain_ledger(drain)).delivered == 1

@@ -6,8 +6,6 @@ from datetime import timedelta
 
 from activities.pickup.contracts.board import TimerInput, TimerKind
 from activities.pickup.models import EarlyRelease, Notification
-from activities.pickup.operator import access, authorizations
-from activities.pickup.operator import board as operations
 from activities.pickup.sweeps import PickupSweeps
 from shared.db.models import utcnow
 
@@ -31,22 +29,21 @@ async def test_arrival_ready_and_pickup_tell_every_guardian_who_picked_up(store)
     student, maria, joao = await _family(store)
     kicker = store.kicker
 
-    [waiting] = await access.signal_arrivals(store.sessions, kicker, guardian_id=maria.id,
-                                             student_ids=[student.id])
+    [waiting] = await store.pickup.access.signal_arrivals(guardian_id=maria.id,
+                                                          student_ids=[student.id])
     assert await _notes(store, "arrival-acknowledged") == [
         (maria.id, "Recebemos o aviso de chegada para Ana: a escola já está preparando a "
                    "saída.", "pending"),
         (joao.id, "Recebemos o aviso de chegada para Ana: a escola já está preparando a "
                   "saída.", "pending")]
     assert kicker.notifications == 1
-    ready = await operations.mark_ready(store.sessions, kicker, student_id=student.id,
-                                        version=waiting.version, actor="secretaria",
-                                        ready_timeout=timedelta(minutes=60))
+    ready = await store.pickup.board.mark_ready(student_id=student.id,
+                                                version=waiting.version, actor="secretaria")
     assert [m for _, m, _ in await _notes(store, "student-ready")] == [
         "Ana está na saída: a retirada está liberada na catraca."] * 2
     assert kicker.notifications == 2
-    await operations.confirm_pickup(store.sessions, kicker, student_id=student.id,
-                                    version=ready.version, actor="secretaria")
+    await store.pickup.board.confirm_pickup(student_id=student.id, version=ready.version,
+                                            actor="secretaria")
     assert [m for _, m, _ in await _notes(store, "picked-up")] == [
         "A retirada de Ana foi concluída por Maria."] * 2
     assert kicker.notifications == 3
@@ -54,13 +51,12 @@ async def test_arrival_ready_and_pickup_tell_every_guardian_who_picked_up(store)
 
 async def test_a_staff_arrival_and_pickup_say_the_school_confirmed_it(store):
     student, _, _ = await _family(store)
-    waiting = await operations.signal_arrival(store.sessions, store.kicker,
-                                              student_id=student.id, actor="secretaria")
-    ready = await operations.mark_ready(store.sessions, store.kicker, student_id=student.id,
-                                        version=waiting.version, actor="secretaria",
-                                        ready_timeout=timedelta(minutes=60))
-    await operations.confirm_pickup(store.sessions, store.kicker, student_id=student.id,
-                                    version=ready.version, actor="secretaria")
+    board = store.pickup.board
+    waiting = await board.signal_arrival(student_id=student.id, actor="secretaria")
+    ready = await board.mark_ready(student_id=student.id, version=waiting.version,
+                                   actor="secretaria")
+    await board.confirm_pickup(student_id=student.id, version=ready.version,
+                               actor="secretaria")
     assert len(await _notes(store, "arrival-acknowledged")) == 2
     assert {m for _, m, _ in await _notes(store, "picked-up")} == {
         "A retirada de Ana foi confirmada pela escola."}
@@ -83,14 +79,12 @@ async def test_an_approved_early_release_is_announced_once(store):
     student, _, _ = await _family(store)
     release = await store.seed.add(EarlyRelease(student_id=student.id,
                                                 valid_until=utcnow() + timedelta(days=1)))
-    await authorizations.decide_release(store.sessions, release_id=release.id,
-                                        decision="request-adjustments", version=0,
-                                        actor="secretaria", kicker=store.kicker)
+    await store.pickup.authorizations.decide_release(
+        release_id=release.id, decision="request-adjustments", version=0, actor="secretaria")
     assert await _notes(store, "early-release-approved") == []
     assert store.kicker.notifications == 0
-    await authorizations.decide_release(store.sessions, release_id=release.id,
-                                        decision="approve", version=1, actor="secretaria",
-                                        kicker=store.kicker)
+    await store.pickup.authorizations.decide_release(
+        release_id=release.id, decision="approve", version=1, actor="secretaria")
     assert {m for _, m, _ in await _notes(store, "early-release-approved")} == {
         "A saída antecipada de Ana foi aprovada pela escola."}
     assert len(await _notes(store, "early-release-approved")) == 2

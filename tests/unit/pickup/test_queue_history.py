@@ -7,7 +7,6 @@ from datetime import timedelta
 
 from activities.pickup.contracts.board import RunSweepInput, Sweep
 from activities.pickup.models import QueueSnapshot
-from activities.pickup.operator.queues import queue_charts
 from activities.pickup.queue_chart import Point, queue_svg
 from shared.db.models import utcnow
 
@@ -37,7 +36,7 @@ async def test_the_status_page_series_reads_the_last_day_per_queue(store):
     await store.seed.add(*[QueueSnapshot(at=now - timedelta(hours=h), queue="ledger",
                                          pending=h, failed=0, oldest_pending_seconds=0)
                            for h in (30, 20, 10, 1)])
-    charts = dict(await queue_charts(store.sessions, now=now))
+    charts = dict(await store.pickup.queues.charts(now=now))
     assert list(charts) == ["ledger", "notifications"]
     assert len(_points(charts["ledger"], "pending")) == 3  # the 30-hour-old point is not drawn
     assert "<polyline" not in charts["notifications"]

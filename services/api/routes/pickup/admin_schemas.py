@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, Field
 
 from activities.pickup.contracts.board import Kind
+from services.api.routes.pickup.credential_schemas import Body
 
 
-class _Changes(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Changes(Body):
     # Columns that can't be cleared: a null for them means "leave as is".
     _not_null: ClassVar[frozenset[str]] = frozenset({"name", "kind"})
 

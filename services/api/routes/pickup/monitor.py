@@ -1,4 +1,7 @@
-"""Where turnstile controllers push Monitor events; the token in the path authenticates."""
+"""Where turnstile controllers push Monitor events; the token in the path authenticates.
+
+The pushes are Control iD's own shapes (`/dao`: `{"object_changes": [...], "device_id": …}`),
+read as they come; the answers are ours."""
 
 from __future__ import annotations
 
@@ -6,21 +9,19 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from activities.pickup.operator import monitor
-from services.api.routes.pickup.deps import Kick, Pickup, Sessions
+from services.api.routes.pickup.answers import Acknowledged, PickedUp
+from services.app_context import PickupFace
 from shared.errors import ErrorCode, EsteiraError
 
 router = APIRouter(prefix="/turnstile/monitor/{school_id}/{token}")
 
 
-@router.post("/dao")
-async def dao(school_id: int, token: str, request: Request, sessions: Sessions, pickup: Pickup,
-              kick: Kick) -> dict[str, Any]:
+@router.post("/dao", response_model=PickedUp)
+async def dao(school_id: int, token: str, request: Request, pickup: PickupFace) -> PickedUp:
     """Access-log inserts; an access granted to a READY student's credential is the exit."""
-    await monitor.check_token(sessions, pickup, school_id=school_id, token=token)
-    picked = await monitor.record_exits(sessions, kick, school_id=school_id,
-                                        body=await _json(request))
-    return {"picked_up": picked}
+    await pickup.monitor.check_token(school_id=school_id, token=token)
+    picked = await pickup.monitor.record_exits(school_id=school_id, body=await _json(request))
+    return PickedUp(picked_up=picked)
 
 
 async def _json(request: Request) -> Any:
@@ -30,9 +31,8 @@ async def _json(request: Request) -> Any:
         raise EsteiraError(ErrorCode.REQUEST_INVALID, "The body is not JSON.") from exc
 
 
-@router.post("/{endpoint}")
-async def other(school_id: int, token: str, endpoint: str, sessions: Sessions,
-                pickup: Pickup) -> dict[str, str]:
+@router.post("/{endpoint}", response_model=Acknowledged)
+async def other(school_id: int, token: str, endpoint: str, pickup: PickupFace) -> Acknowledged:
     """`catra_event`, `device_is_alive`, …: acknowledged (the `dao` log carries the decision)."""
-    await monitor.check_token(sessions, pickup, school_id=school_id, token=token)
-    return {"ok": endpoint}
+    await pickup.monitor.check_token(school_id=school_id, token=token)
+    return Acknowledged(ok=endpoint)

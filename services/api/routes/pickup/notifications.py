@@ -2,42 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 
 from activities.pickup.contracts.board import NotificationStatus
-from activities.pickup.operator import notifications as outbox
-from activities.pickup.operator import scope as school_scope
-from services.api.routes.pickup.answers import (
-    NotificationAnswer,
-)
-from services.api.routes.pickup.deps import Actor, Kick, SchoolScope, Sessions
+from services.api.routes.pickup.answers import Notification, NotificationPage
+from services.api.routes.pickup.deps import Actor, Cursor, Limit, SchoolScope
+from services.app_context import PickupFace
 
 router = APIRouter()
 
 
-@router.get("/notifications")
-async def list_notifications(sessions: Sessions, status: NotificationStatus | None = None,
+@router.get("/notifications", response_model=NotificationPage)
+async def list_notifications(pickup: PickupFace, scope: SchoolScope,
+                             status: NotificationStatus | None = None,
                              student_id: int | None = None, guardian_id: int | None = None,
-                             limit: int = Query(100, ge=1, le=1000),
-                             scope: SchoolScope = None) -> dict[str, Any]:
+                             limit: Limit = 100, cursor: Cursor = None) -> NotificationPage:
     """Notifications in id order (`failed` ones gave up and wait for a requeue) and totals."""
     # The outbox and its totals span every school: an operation for the global key.
-    school_scope.require_global(scope, "The notification outbox")
-    rows, backlog = await outbox.notifications(sessions, status=status, student_id=student_id,
-                                               guardian_id=guardian_id, limit=limit)
-    return {"pending": backlog.pending, "failed": backlog.failed,
-            "oldest_pending_seconds": backlog.oldest_pending_seconds,
-            "notifications": [row.model_dump(mode="json") for row in rows]}
+    pickup.scope.require_global(scope, "The notification outbox")
+    found = await pickup.notifications.notifications(
+        status=status, student_id=student_id, guardian_id=guardian_id, limit=limit,
+        cursor=cursor)
+    return NotificationPage(items=[Notification.model_validate(n) for n in found.page.items],
+                            next_cursor=found.page.next_cursor, pending=found.backlog.pending,
+                            failed=found.backlog.failed,
+                            oldest_pending_seconds=found.backlog.oldest_pending_seconds)
 
 
-@router.post("/notifications/{notification_id}/requeue",
-              response_model=NotificationAnswer)
-async def requeue(notification_id: int, sessions: Sessions, actor: Actor, kick: Kick,
-                  scope: SchoolScope = None) -> dict[str, Any]:
+@router.post("/notifications/{notification_id}/requeue", response_model=Notification)
+async def requeue(notification_id: int, pickup: PickupFace, actor: Actor,
+                  scope: SchoolScope) -> Notification:
     """Give a failed notification a fresh series of attempts (409 unless it is `failed`)."""
-    school_scope.require_global(scope, "The notification outbox")
-    notification = await outbox.requeue(sessions, kick, notification_id=notification_id,
-                                        actor=actor)
-    return notification.model_dump(mode="json")
+    pickup.scope.require_global(scope, "The notification outbox")
+    return Notification.model_validate(await pickup.notifications.requeue(
+        notification_id=notification_id, actor=actor))

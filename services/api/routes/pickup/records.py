@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
-
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Response
 
 from activities.pickup.contracts.board import AuthorizationStatus, PickupState
-from activities.pickup.operator import editing, listing, persons, tokens
-from activities.pickup.operator.scope import school_filter
+from activities.pickup.operator import RecordFilter
 from services.api.routes.pickup.admin_schemas import (
     GuardianChanges,
     LinkChanges,
@@ -16,153 +13,139 @@ from services.api.routes.pickup.admin_schemas import (
     StudentChanges,
 )
 from services.api.routes.pickup.answers import (
-    GuardianAnswer,
-    GuardianPage,
-    LinkAnswer,
-    LinkPage,
-    PersonAnswer,
-    PersonPage,
-    StudentAnswer,
-    StudentPage,
+    AccessToken,
+    AuthorizedPerson,
+    Guardian,
+    GuardianLink,
+    Student,
+    paged,
 )
-from services.api.routes.pickup.deps import Actor, Kick, SchoolScope, Sessions
+from services.api.routes.pickup.deps import Actor, Cursor, Limit, SchoolScope
+from services.app_context import PickupFace
+from shared.wire import PageOut
 
 router = APIRouter()
-
-Limit = Annotated[int, Query(ge=1, le=listing.MAX_PAGE)]
-# The id of the last row of the previous page (`nextCursor`).
-Cursor = Annotated[int | None, Query(ge=0)]
-
-
-def _page(page: listing.Page) -> dict[str, Any]:
-    return {"items": [row.model_dump(mode="json") for row in page.items],
-            "nextCursor": page.next_cursor}
 
 
 def _gone() -> Response:
     return Response(status_code=204)
 
 
-@router.get("/students", response_model=StudentPage)
-async def list_students(sessions: Sessions, scope: SchoolScope, school_id: int | None = None,
+@router.get("/students", response_model=PageOut[Student])
+async def list_students(pickup: PickupFace, scope: SchoolScope, school_id: int | None = None,
                         state: PickupState | None = None, limit: Limit = 100,
-                        cursor: Cursor = None) -> dict[str, Any]:
+                        cursor: Cursor = None) -> PageOut[Student]:
     """Students in id order, by school (a school-scoped key sees its own only)."""
-    where = listing.RecordFilter(school_id=school_filter(scope, school_id), status=state)
-    return _page(await listing.list_students(sessions, where, limit=limit, cursor=cursor))
+    where = RecordFilter(school_id=pickup.scope.school_filter(scope, school_id), status=state)
+    return paged(Student, await pickup.listing.students(where, limit=limit, cursor=cursor))
 
 
-@router.patch("/students/{student_id}", response_model=StudentAnswer)
-async def update_student(student_id: int, body: StudentChanges, sessions: Sessions,
-                         actor: Actor) -> dict[str, Any]:
+@router.patch("/students/{student_id}", response_model=Student)
+async def update_student(student_id: int, body: StudentChanges, pickup: PickupFace,
+                         actor: Actor) -> Student:
     """Rename a student or set its registration (409 version-conflict on a stale revision)."""
-    student = await editing.update_student(sessions, student_id=student_id,
-                                           revision=body.revision,
-                                           changes=body.changes("revision"), actor=actor)
-    return student.model_dump(mode="json")
+    return Student.model_validate(await pickup.records.update_student(
+        student_id=student_id, revision=body.revision, changes=body.changes("revision"),
+        actor=actor))
 
 
 @router.delete("/students/{student_id}", status_code=204)
-async def delete_student(student_id: int, sessions: Sessions, actor: Actor) -> Response:
+async def delete_student(student_id: int, pickup: PickupFace, actor: Actor) -> Response:
     """Delete a student at school with nothing left linked to it (409 in-use otherwise)."""
-    await editing.delete_student(sessions, student_id=student_id, actor=actor)
+    await pickup.records.delete_student(student_id=student_id, actor=actor)
     return _gone()
 
 
-@router.get("/guardians", response_model=GuardianPage)
-async def list_guardians(sessions: Sessions, scope: SchoolScope, school_id: int | None = None,
-                         limit: Limit = 100, cursor: Cursor = None) -> dict[str, Any]:
+@router.get("/guardians", response_model=PageOut[Guardian])
+async def list_guardians(pickup: PickupFace, scope: SchoolScope, school_id: int | None = None,
+                         limit: Limit = 100, cursor: Cursor = None) -> PageOut[Guardian]:
     """Guardians in id order; a school's are those it registered or linked."""
-    where = listing.RecordFilter(school_id=school_filter(scope, school_id))
-    return _page(await listing.list_guardians(sessions, where, limit=limit, cursor=cursor))
+    where = RecordFilter(school_id=pickup.scope.school_filter(scope, school_id))
+    return paged(Guardian, await pickup.listing.guardians(where, limit=limit, cursor=cursor))
 
 
-@router.patch("/guardians/{guardian_id}", response_model=GuardianAnswer)
-async def update_guardian(guardian_id: int, body: GuardianChanges, sessions: Sessions,
-                          actor: Actor) -> dict[str, Any]:
+@router.patch("/guardians/{guardian_id}", response_model=Guardian)
+async def update_guardian(guardian_id: int, body: GuardianChanges, pickup: PickupFace,
+                          actor: Actor) -> Guardian:
     """Change a guardian's name, contact or CPF."""
-    guardian = await editing.update_guardian(sessions, guardian_id=guardian_id,
-                                             revision=body.revision,
-                                             changes=body.changes("revision"), actor=actor)
-    return guardian.model_dump(mode="json")
+    return Guardian.model_validate(await pickup.records.update_guardian(
+        guardian_id=guardian_id, revision=body.revision, changes=body.changes("revision"),
+        actor=actor))
 
 
 @router.delete("/guardians/{guardian_id}", status_code=204)
-async def delete_guardian(guardian_id: int, sessions: Sessions, actor: Actor,
-                          kick: Kick) -> Response:
+async def delete_guardian(guardian_id: int, pickup: PickupFace, actor: Actor) -> Response:
     """Delete a guardian with no links (409 in-use otherwise); its tokens go with it."""
-    await editing.delete_guardian(sessions, guardian_id=guardian_id, actor=actor, kicker=kick)
+    await pickup.records.delete_guardian(guardian_id=guardian_id, actor=actor)
     return _gone()
 
 
-@router.get("/guardians/{guardian_id}/tokens")
-async def list_tokens(guardian_id: int, sessions: Sessions) -> list[dict[str, Any]]:
-    """The guardian's tokens (ids, kind — `app`, or `web` for a guardian page session —
-    and dates; never the values)."""
-    return [{"id": t.id, "guardian_id": t.guardian_id, "kind": t.kind,
-             "created_at": t.created_at.isoformat(), "expires_at": t.expires_at.isoformat()}
-            for t in await tokens.list_tokens(sessions, guardian_id)]
+@router.get("/guardians/{guardian_id}/tokens", response_model=PageOut[AccessToken])
+async def list_tokens(guardian_id: int, pickup: PickupFace, limit: Limit = 100,
+                      cursor: Cursor = None) -> PageOut[AccessToken]:
+    """The guardian's tokens, oldest first (ids, kind — `app`, or `web` for a guardian page
+    session — and dates; never the values)."""
+    return paged(AccessToken, await pickup.access.tokens(guardian_id, limit=limit,
+                                                         cursor=cursor))
 
 
 @router.post("/guardians/{guardian_id}/tokens/{token_id}/revoke", status_code=204)
-async def revoke_token(guardian_id: int, token_id: int, sessions: Sessions,
+async def revoke_token(guardian_id: int, token_id: int, pickup: PickupFace,
                        actor: Actor) -> Response:
     """Revoke one app token: the guardian endpoints answer 401 to it from now on."""
-    await tokens.revoke_token(sessions, guardian_id=guardian_id, token_id=token_id,
-                              actor=actor)
+    await pickup.access.revoke_token(guardian_id=guardian_id, token_id=token_id, actor=actor)
     return _gone()
 
 
-@router.get("/links", response_model=LinkPage)
-async def list_links(sessions: Sessions, scope: SchoolScope, school_id: int | None = None,
+@router.get("/links", response_model=PageOut[GuardianLink])
+async def list_links(pickup: PickupFace, scope: SchoolScope, school_id: int | None = None,
                      student_id: int | None = None, guardian_id: int | None = None,
-                     limit: Limit = 100, cursor: Cursor = None) -> dict[str, Any]:
+                     limit: Limit = 100, cursor: Cursor = None) -> PageOut[GuardianLink]:
     """Student–guardian links in id order."""
-    where = listing.RecordFilter(school_id=school_filter(scope, school_id),
-                                 student_id=student_id, guardian_id=guardian_id)
-    return _page(await listing.list_links(sessions, where, limit=limit, cursor=cursor))
+    where = RecordFilter(school_id=pickup.scope.school_filter(scope, school_id),
+                         student_id=student_id, guardian_id=guardian_id)
+    return paged(GuardianLink, await pickup.listing.links(where, limit=limit, cursor=cursor))
 
 
-@router.patch("/links/{link_id}", response_model=LinkAnswer)
-async def update_link(link_id: int, body: LinkChanges, sessions: Sessions,
-                      actor: Actor, kick: Kick) -> dict[str, Any]:
+@router.patch("/links/{link_id}", response_model=GuardianLink)
+async def update_link(link_id: int, body: LinkChanges, pickup: PickupFace,
+                      actor: Actor) -> GuardianLink:
     """Change a link's kind or window (`StudentRosterChanged` for the guardian's app)."""
-    link = await editing.update_link(sessions, link_id=link_id, revision=body.revision,
-                                     changes=body.changes("revision"), actor=actor,
-                                     kicker=kick)
-    return link.model_dump(mode="json")
+    return GuardianLink.model_validate(await pickup.records.update_link(
+        link_id=link_id, revision=body.revision, changes=body.changes("revision"),
+        actor=actor))
 
 
 @router.delete("/links/{link_id}", status_code=204)
-async def delete_link(link_id: int, sessions: Sessions, actor: Actor, kick: Kick) -> Response:
+async def delete_link(link_id: int, pickup: PickupFace, actor: Actor) -> Response:
     """Unlink a guardian (`StudentRosterChanged`: the app drops the student)."""
-    await editing.delete_link(sessions, link_id=link_id, actor=actor, kicker=kick)
+    await pickup.records.delete_link(link_id=link_id, actor=actor)
     return _gone()
 
 
-@router.get("/authorized-persons", response_model=PersonPage)
-async def list_persons(sessions: Sessions, scope: SchoolScope, school_id: int | None = None,
+@router.get("/authorized-persons", response_model=PageOut[AuthorizedPerson])
+async def list_persons(pickup: PickupFace, scope: SchoolScope, school_id: int | None = None,
                        student_id: int | None = None,
                        status: AuthorizationStatus | None = None, limit: Limit = 100,
-                       cursor: Cursor = None) -> dict[str, Any]:
+                       cursor: Cursor = None) -> PageOut[AuthorizedPerson]:
     """Authorized persons in id order."""
-    where = listing.RecordFilter(school_id=school_filter(scope, school_id),
-                                 student_id=student_id, status=status)
-    return _page(await listing.list_persons(sessions, where, limit=limit, cursor=cursor))
+    where = RecordFilter(school_id=pickup.scope.school_filter(scope, school_id),
+                         student_id=student_id, status=status)
+    return paged(AuthorizedPerson, await pickup.listing.persons(where, limit=limit,
+                                                                cursor=cursor))
 
 
-@router.patch("/authorized-persons/{person_id}", response_model=PersonAnswer)
-async def edit_person(person_id: int, body: PersonChanges, sessions: Sessions, actor: Actor,
-                      kick: Kick) -> dict[str, Any]:
+@router.patch("/authorized-persons/{person_id}", response_model=AuthorizedPerson)
+async def edit_person(person_id: int, body: PersonChanges, pickup: PickupFace,
+                      actor: Actor) -> AuthorizedPerson:
     """Edit a pending person, or one after request-adjustments (back to pending)."""
-    person = await persons.edit_person(sessions, kick, person_id=person_id,
-                                       version=body.version, changes=body.changes("version"),
-                                       actor=actor)
-    return person.model_dump(mode="json")
+    return AuthorizedPerson.model_validate(await pickup.authorizations.edit_person(
+        person_id=person_id, version=body.version, changes=body.changes("version"),
+        actor=actor))
 
 
 @router.delete("/authorized-persons/{person_id}", status_code=204)
-async def delete_person(person_id: int, sessions: Sessions, actor: Actor) -> Response:
+async def delete_person(person_id: int, pickup: PickupFace, actor: Actor) -> Response:
     """Delete a person holding no badge (409 in-use while approved or revocation pending)."""
-    await persons.delete_person(sessions, person_id=person_id, actor=actor)
+    await pickup.authorizations.delete_person(person_id=person_id, actor=actor)
     return _gone()

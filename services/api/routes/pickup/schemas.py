@@ -1,23 +1,18 @@
-"""Request bodies of the pickup API."""
+"""Request bodies of the pickup API (camelCase; the snake_case names are read too)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AwareDatetime, Field, field_validator, model_validator
 
 from activities.pickup.contracts.board import Kind
-from activities.pickup.settings import DAY_START_PATTERN, MAX_TIMEOUT_MINUTES, iana_zone
-from services.api.routes.pickup.credential_schemas import CardValue, QrValue
+from activities.pickup.contracts.schools import DAY_START_PATTERN, MAX_TIMEOUT_MINUTES, iana_zone
+from services.api.routes.pickup.credential_schemas import Body, CardValue, QrValue
 from shared.web_urls import web_url
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class NewSchool(_Body):
+class NewSchool(Body):
     """A school; the arrival timeout defaults to `ESTEIRA_PICKUP__ARRIVAL_TIMEOUT_MINUTES`."""
 
     name: str = Field(min_length=1, max_length=200)
@@ -36,7 +31,7 @@ class NewSchool(_Body):
         return iana_zone(value) if value is not None else None
 
 
-class NewStudent(_Body):
+class NewStudent(Body):
     """A student, AT_SCHOOL at version 0."""
 
     school_id: int
@@ -48,7 +43,7 @@ class NewStudent(_Body):
     qr_value: QrValue | None = None
 
 
-class NewGuardian(_Body):
+class NewGuardian(Body):
     """A guardian; a card / QR code needs the `school_id` it opens the turnstile of."""
 
     name: str = Field(min_length=1, max_length=200)
@@ -61,11 +56,11 @@ class NewGuardian(_Body):
     @model_validator(mode="after")
     def _credential_school(self) -> NewGuardian:
         if (self.card_value is not None or self.qr_value is not None) and self.school_id is None:
-            raise ValueError("a card_value or qr_value needs school_id")
+            raise ValueError("a cardValue or qrValue needs schoolId")
         return self
 
 
-class NewLink(_Body):
+class NewLink(Body):
     """A student–guardian link; temporary ones need `valid_until`."""
 
     student_id: int
@@ -75,13 +70,13 @@ class NewLink(_Body):
     valid_until: AwareDatetime | None = None
 
 
-class NewToken(_Body):
+class NewToken(Body):
     """An access token for the guardian app."""
 
     ttl_hours: float | None = Field(default=None, gt=0)
 
 
-class NewAuthorizedPerson(_Body):
+class NewAuthorizedPerson(Body):
     """Someone authorized to pick a student up."""
 
     student_id: int
@@ -94,7 +89,7 @@ class NewAuthorizedPerson(_Body):
     qr_value: QrValue | None = None
 
 
-class NewEarlyRelease(_Body):
+class NewEarlyRelease(Body):
     """A dated, single-use early release."""
 
     student_id: int
@@ -102,19 +97,19 @@ class NewEarlyRelease(_Body):
     reason: str | None = Field(default=None, max_length=500)
 
 
-class Versioned(_Body):
+class Versioned(Body):
     """The version the caller saw; the change applies only if it is still current."""
 
     version: int = Field(ge=0)
 
 
-class Arrivals(_Body):
+class Arrivals(Body):
     """"I'm arriving" for some of the guardian's students."""
 
     student_ids: list[int] = Field(min_length=1, max_length=50)
 
 
-class MonitorTarget(_Body):
+class MonitorTarget(Body):
     """Where the controller should push its Monitor events (our public base URL)."""
 
     public_base_url: str = Field(min_length=1, max_length=500)
@@ -124,8 +119,3 @@ class MonitorTarget(_Body):
 
 PersonDecision = Literal["approve", "request-adjustments", "revoke"]
 ReleaseDecision = Literal["approve", "request-adjustments", "use"]
-
-
-def iso(moment: datetime | None) -> str | None:
-    """ISO-8601 or None."""
-    return moment.isoformat() if moment else None

@@ -6,16 +6,11 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import Annotated
-
-from fastapi import Depends, FastAPI, Request
-from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.pickup.models import BoardEvent
-from activities.pickup.operator import events
+from activities.pickup.operator import Feed, FeedKey, PickupOperations
 
 log = logging.getLogger("esteira.api.pickup_stream")
 # Rows read per query, by the poller and by a stream catching up.
@@ -25,11 +20,16 @@ BATCH = 500
 BUFFER = 1000
 
 
+def _seq(event: BoardEvent) -> int:
+    """The event's commit-order position (a committed event always has one)."""
+    return event.seq or 0
+
+
 @dataclass(eq=False)
 class Subscription:
     """One open stream: its feed, how far it has been served, and what waits for it."""
 
-    feed: events.Feed
+    feed: Feed
     cursor: int
     buffer: deque[BoardEvent] = field(default_factory=deque)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
@@ -41,19 +41,30 @@ class Subscription:
 class StreamHub:
     """Reads new broadcasts once per poll and hands each to the streams whose feed shows it."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], *, poll_seconds: float,
-                 buffer: int = BUFFER, batch: int = BATCH, run_poller: bool = True) -> None:
-        self._sessions = sessions
+    def __init__(self, pickup: PickupOperations, *, poll_seconds: float,
+                 keepalive: float | None = None, buffer: int = BUFFER, batch: int = BATCH,
+                 run_poller: bool = True) -> None:
+        self._feeds = pickup.feeds
+        self._settings = pickup.settings.pickup
+        self._keepalive = keepalive
         self._poll_seconds = poll_seconds
         self._buffer = buffer
         self._batch = batch
         self._run_poller = run_poller
-        self._by_key: dict[events.FeedKey, set[Subscription]] = {}
+        self._by_key: dict[FeedKey, set[Subscription]] = {}
         self._cursor: int | None = None
         self._task: asyncio.Task[None] | None = None
         self._start = asyncio.Lock()
         self._poll = asyncio.Lock()
         self._idle = asyncio.Event()
+
+    @property
+    def keepalive(self) -> float:
+        """How long a stream idles before it yields None (the SSE door sends a comment line):
+        the hub's own, else `…__SSE_KEEPALIVE_SECONDS` as it reads when a stream opens."""
+        if self._keepalive is not None:
+            return self._keepalive
+        return self._settings.sse_keepalive_seconds
 
     @property
     def subscribers(self) -> int:
@@ -65,9 +76,11 @@ class StreamHub:
         """Whether the poller task is running (it runs while a stream is open)."""
         return self._task is not None
 
-    async def stream(self, feed: events.Feed, last_id: int | None,
-                     keepalive: float) -> AsyncIterator[BoardEvent | None]:
-        """The feed's events after `last_id` (from now if None); None after `keepalive` idle."""
+    async def stream(self, feed: Feed, last_id: int | None,
+                     keepalive: float | None = None) -> AsyncGenerator[BoardEvent | None, None]:
+        """The feed's events after `last_id` (from now if None); None after `keepalive` idle
+        (the hub's own by default)."""
+        keepalive = self.keepalive if keepalive is None else keepalive
         sub = await self._join(feed, last_id)
         try:
             while not sub.closed:
@@ -77,8 +90,8 @@ class StreamHub:
                     if sub.buffer:
                         row = sub.buffer.popleft()
                         # A client ahead of this process (Last-Event-ID from another replica).
-                        if row.seq > sub.cursor:
-                            sub.cursor = row.seq
+                        if _seq(row) > sub.cursor:
+                            sub.cursor = _seq(row)
                             yield row
                         continue
                     sub.wake.clear()
@@ -95,15 +108,15 @@ class StreamHub:
         """Read what committed since the last poll and fan it out; how many events were read."""
         async with self._poll:
             if self._cursor is None:
-                self._cursor = await events.newest_event_id(self._sessions)
-            rows = await events.events_after(self._sessions, self._cursor, None, self._batch)
+                self._cursor = await self._feeds.newest_event_id()
+            rows = await self._feeds.events_after(self._cursor, None, self._batch)
             guardians: dict[int, set[int]] = {}
             if any(kind == "guardian" for kind, _ in self._by_key):
                 # One query for every guardian stream: their links, as valid now.
-                guardians = await events.guardians_of(
-                    self._sessions, (r.student_id for r in rows if r.guardian_id is None))
+                guardians = await self._feeds.guardians_of(
+                    r.student_id for r in rows if r.guardian_id is None)
             for row in rows:
-                for key in events.audience(row, guardians):
+                for key in self._feeds.audience(row, guardians):
                     for sub in self._by_key.get(key, ()):
                         self._deliver(sub, row)
                 self._cursor = row.seq
@@ -121,13 +134,13 @@ class StreamHub:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def _join(self, feed: events.Feed, last_id: int | None) -> Subscription:
+    async def _join(self, feed: Feed, last_id: int | None) -> Subscription:
         async with self._start:
             if self._cursor is None or not (self._by_key or self._task):
                 # Nobody listens: polling resumes from now. What came meanwhile is replayed
                 # per stream from its Last-Event-ID, not by the poller.
                 async with self._poll:
-                    self._cursor = await events.newest_event_id(self._sessions)
+                    self._cursor = await self._feeds.newest_event_id()
             if self._run_poller and self._task is None:
                 self._task = asyncio.get_running_loop().create_task(self._run())
             sub = Subscription(feed, self._cursor if last_id is None else last_id)
@@ -135,16 +148,16 @@ class StreamHub:
             self._idle.clear()
             return sub
 
-    async def _catch_up(self, sub: Subscription) -> AsyncIterator[BoardEvent]:
+    async def _catch_up(self, sub: Subscription) -> AsyncGenerator[BoardEvent, None]:
         """Serve from the table up to where the poller is; later events arrive live."""
         sub.lagging = False
         sub.buffer.clear()
         target = self._cursor or 0
         while sub.cursor < target:
-            rows = await events.events_after(self._sessions, sub.cursor, sub.feed.where,
-                                             self._batch, upto=target)
+            rows = await self._feeds.events_after(sub.cursor, sub.feed.where, self._batch,
+                                                  upto=target)
             for row in rows:
-                sub.cursor = row.seq
+                sub.cursor = _seq(row)
                 yield row
             if len(rows) < self._batch:
                 break
@@ -183,24 +196,3 @@ class StreamHub:
                         await self._idle.wait()
         # Synchronous with the check above: a stream joining now starts a new poller.
         self._task = None
-
-
-def install_stream_hub(app: FastAPI, sessions: async_sessionmaker[AsyncSession],
-                       poll_seconds: float) -> None:
-    """Give the app its hub (no I/O: the poller starts with the first stream)."""
-    app.state.pickup_stream = StreamHub(sessions, poll_seconds=poll_seconds)
-
-
-@contextlib.asynccontextmanager
-async def stream_lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Close the hub's streams and poller when the app stops."""
-    yield
-    await app.state.pickup_stream.close()
-
-
-def stream_hub(request: Request) -> StreamHub:
-    """The app's hub (set by `install_stream_hub`)."""
-    return request.app.state.pickup_stream
-
-
-StreamHubDep = Annotated[StreamHub, Depends(stream_hub)]
