@@ -25,6 +25,8 @@ from services.dashboard.routes import (
     pickup_report,
     profiles,
     sisbajud,
+    sisbajud_actions,
+    sisbajud_pages,
 )
 from services.dashboard.routes import system as system_page
 from services.dashboard.session import SessionCodec
@@ -49,7 +51,8 @@ def install_dashboard(app: FastAPI, context: ApiContext) -> None:
     app.add_middleware(DashboardAuthMiddleware, auth=auth)
     app.add_middleware(SecurityHeadersMiddleware)
     for module in (login, jobs, profiles, folders, events, system_page, pickup, pickup_report,
-                   sisbajud, approver_page, guardian_sign_in, guardian):
+                   sisbajud, sisbajud_pages, sisbajud_actions, approver_page,
+                   guardian_sign_in, guardian):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="dashboard-static")
     app.add_exception_handler(CsrfRejected, _csrf_rejected)

@@ -20,6 +20,7 @@ from services.banner import host_mode, ready_rows, render
 from services.banner_signer import signer_rows_and_panel
 from services.bootstrap import bootstrap
 from services.composition import compose
+from services.dev.demo import demo_on, demo_rows, run_demo
 from services.dev.lacuna_sim import lacuna_dev_env
 from services.dev.live_view import ConsoleRouter, live_console
 from services.dev.lock import DataDirBusyError, lock_data_dir
@@ -117,8 +118,12 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         if not ready:
             log.warning("Not ready after %ss: see %s/api/ready/details",
                         READY_TIMEOUT_SECONDS, f"http://{settings.host}:{settings.ports.api}")
+        demo = asyncio.create_task(_demo(settings)) if demo_on(settings) else None
         async with live_console(settings, console, booted_at=booted_at, host_mode=host_mode()):
             await stop.wait()
+        if demo is not None:
+            demo.cancel()
+            await asyncio.gather(demo, return_exceptions=True)
         systemd_notify.stopping()
         log.info("Stopping Esteira (signal received)")
         return 0
@@ -130,6 +135,16 @@ async def run_dev(settings: Settings, masker: SecretMasker) -> int:
         log.info("Esteira stopped; nothing left running")
         log_file.close()
         lock.close()
+
+
+async def _demo(settings: Settings) -> None:
+    """The first run's demo data, through the faces of this process (once per name)."""
+    engine = create_engine(settings.sqlalchemy_url)
+    try:
+        await run_demo(settings, compose(settings, session_factory(engine),
+                                         TemporalHandle.for_settings(settings)))
+    finally:
+        await engine.dispose()
 
 
 def temporal_mode(settings: Settings) -> str:
@@ -391,6 +406,8 @@ async def _banner(settings: Settings, generated: bool, warnings: list[str], *,
                              ("payload codec", _codec_note(
                                  settings, payload_keys(settings, generate=False),
                                  generated=key_file_generated)),
-                             *connection_rows])
+                             *connection_rows,
+                             *(demo_rows(settings)
+                               if settings.environment == "Development" else [])])
     notes = "".join(f"\nWARN {warning}" for warning in warnings)
     return render("Service ready", rows) + "\n" + profiles_panel + notes

@@ -16,6 +16,9 @@ from shared.settings import Settings
 
 DEMO_DOCUMENT = "12345678900"
 DEMO_ORDER_ID = "0190a000-0000-7000-8000-00000000d001"
+# The demo order that waits for a person: it names an institution nobody configured.
+DEMO_PERSON_ORDER_ID = "0190a000-0000-7000-8000-00000000d002"
+DEMO_UNCONFIGURED_INSTITUTION = "DEMO-UNCONFIGURED"
 log = logging.getLogger("esteira.simulator")
 
 
@@ -40,7 +43,8 @@ async def serve_midaz(settings: Settings, *, demo: bool = True) -> None:
 
 
 async def serve_mensageria(settings: Settings, *, demo: bool = True) -> None:
-    """The Mensageria, holding one demo BLOQUEIO order for the first institution."""
+    """The Mensageria, holding two demo BLOQUEIO orders: one for the first institution (it
+    executes), one for an institution nobody configured (it waits for a person)."""
     sis = settings.sisbajud
     app = mensageria_app(clients=dict([_client_of(
         sis.mensageria_client_id, sis.mensageria_client_secret, sis.m2m_subject)]))
@@ -51,6 +55,11 @@ async def serve_mensageria(settings: Settings, *, demo: bool = True) -> None:
                 "institutionId": settings.sisbajud.institutions[0].id,
                 "subject": {"document": DEMO_DOCUMENT}, "amount": "1000.00",
                 "allowSalaryAccounts": False, "protocol": "DEMO-0001"})).raise_for_status()
+            (await sim.post("/_sim/orders", json={
+                "orderId": DEMO_PERSON_ORDER_ID, "revision": 1, "operation": "BLOQUEIO",
+                "institutionId": DEMO_UNCONFIGURED_INSTITUTION,
+                "subject": {"document": DEMO_DOCUMENT}, "amount": "150.00",
+                "allowSalaryAccounts": False, "protocol": "DEMO-0002"})).raise_for_status()
     await _serve(app, settings, settings.ports.mensageria, "Mensageria")
 
 

@@ -47,6 +47,7 @@ from shared.settings.core import (
     ENV_PREFIX,
     ClusterSettings,
     DashboardSettings,
+    DemoSettings,
     GrpcSettings,
     LogSettings,
     OperatorAccount,
@@ -62,7 +63,7 @@ from shared.settings.core import (
 __all__ = [
     "CONFIG_FILE_ENV", "DEV_M2M_CLIENT_ID", "DEV_M2M_CLIENT_SECRET", "DEV_M2M_SUBJECT",
     "DEV_MIDAZ_LEDGER_ID", "DEV_MIDAZ_ORGANIZATION_ID", "ENV_PREFIX", "SEED_SISBAJUD_ENV",
-    "ClusterSettings", "ConfigurationError", "DashboardSettings", "GrpcSettings",
+    "ClusterSettings", "ConfigurationError", "DashboardSettings", "DemoSettings", "GrpcSettings",
     "InputFolderSettings", "InstitutionSettings", "LogSettings", "NotificationSettings",
     "OperatorAccount", "PayloadCodecSettings", "PickupSettings", "PipelineSettings", "PortSettings",
     "ReadinessSettings", "Settings", "SignerSettings", "SigningSettings", "SisbajudSettings",
@@ -100,6 +101,7 @@ class Settings(BaseSettings):
     pickup: PickupSettings = Field(default_factory=PickupSettings)
     sisbajud: SisbajudSettings = Field(default_factory=SisbajudSettings)
     dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
+    demo: DemoSettings = Field(default_factory=DemoSettings)
     readiness: ReadinessSettings = Field(default_factory=ReadinessSettings)
     grpc: GrpcSettings = Field(default_factory=GrpcSettings)
     payload_codec: PayloadCodecSettings = Field(default_factory=PayloadCodecSettings)

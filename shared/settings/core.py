@@ -76,6 +76,13 @@ class OperatorAccount(BaseModel):
     password_hash: SecretStr
 
 
+class DemoSettings(BaseModel):
+    """`Demo:*` — the first run's demo data (`esteira dev`, Development only, never elsewhere)."""
+
+    # On by default in Development; ignored in every other environment.
+    enabled: bool = True
+
+
 class DashboardSettings(BaseModel):
     """`Dashboard:*` — the operator web UI served by the API process."""
 

@@ -33,7 +33,7 @@ def expand(path: str) -> list[str]:
 def test_every_page_is_checked():
     assert {page.name for page in DOCS} >= {
         "deployment.md", "runbooks.md", "signer.md", "sisbajud.md", "pickup.md",
-        "configuration.md", "operating.md", "glossary.md"}
+        "configuration.md", "operating.md", "glossary.md", "dashboard.md"}
 
 
 def test_the_yaml_blocks_parse():

@@ -20,6 +20,7 @@ from activities.sisbajud.operator.deliveries import (
 from activities.sisbajud.operator.face import SisbajudOperations
 from activities.sisbajud.operator.payloads import ActionIn, ResolutionIn
 from activities.sisbajud.operator.routing_documents import RoutingDocument
+from activities.sisbajud.operator.timeline import OrderTimeline, StateCount, TimelineEntry
 from activities.sisbajud.operator.views import (
     Institution,
     InstitutionsView,
@@ -38,6 +39,7 @@ __all__ = [
     "NoticeRequeued",
     "OrderDetail",
     "OrderRequeued",
+    "OrderTimeline",
     "OrderUnavailable",
     "OutboxView",
     "Proposed",
@@ -46,5 +48,7 @@ __all__ = [
     "ResultRequeued",
     "RoutingDocument",
     "SisbajudOperations",
+    "StateCount",
     "StoreUnavailable",
+    "TimelineEntry",
 ]

@@ -10,6 +10,7 @@ from activities.sisbajud.operator.decisions import Decisions
 from activities.sisbajud.operator.deliveries import Deliveries
 from activities.sisbajud.operator.gauges import Gauges
 from activities.sisbajud.operator.routing_documents import RoutingDocuments
+from activities.sisbajud.operator.timeline import Timeline
 from activities.sisbajud.operator.views import Views
 from shared.db.engine import Sessions
 from shared.settings import Settings
@@ -19,7 +20,8 @@ from shared.temporal import TemporalHandle
 class SisbajudOperations:
     """The executor's operations, built once per process by the composition root, grouped by
     topic: `decisions` (human decisions and their resolution), `actions` (requeue,
-    acknowledge), `views` (orders, notices, alarms, outbox, orphans, institutions),
+    acknowledge), `views` (orders, notices, alarms, outbox, orphans, institutions), `timeline` (an
+    order's results, writes and decisions; the day's states per hour),
     `routing` (accounting-route documents, preflight), `connections`, `deliveries` (the
     webhook gateway's walk) and `gauges` (the scrape's)."""
 
@@ -33,6 +35,7 @@ class SisbajudOperations:
         self.decisions = Decisions(sessions, temporal)
         self.actions = Actions(sessions)
         self.views = Views(settings, sessions)
+        self.timeline = Timeline(sessions)
         self.routing = RoutingDocuments(settings, sessions, http)
         self.connections = Connections(settings)
         self.deliveries = Deliveries(settings, sessions, http)

@@ -9,7 +9,8 @@ from activities.signer.contracts.jobs import JobStatus
 from activities.signer.operator import EventFilter
 from services.app_context import SignerFace
 from services.dashboard.guard import CheckedForm, actor
-from services.dashboard.web import redirect, render
+from services.dashboard.signer_charts import signer_charts
+from services.dashboard.web import context, redirect, render
 from shared.errors import EsteiraError
 from shared.instances import instance_id
 
@@ -32,6 +33,7 @@ async def system_page(request: Request, signer: SignerFace) -> HTMLResponse:
                   instances=processes.rows, me=instance_id("api"),
                   last_shutdown=processes.last_shutdown, pollers=pollers.pollers,
                   pollers_error=pollers.error, recent=recent.items,
+                  charts=await signer_charts(context(request).sessions),
                   cluster=await signer.instances.cluster())
 
 
