@@ -63,7 +63,7 @@ def _alternating(docs: list[bytes], first: Callable[[bytes], object],
             start = time.perf_counter()
             (first, second)[index](doc)
             times[index].append(time.perf_counter() - start)
-    return tuple(_figures(t) for t in times)
+    return _figures(times[0]), _figures(times[1])
 
 
 def _stock_sign(pfx: bytes) -> Callable[[bytes], bytes]:

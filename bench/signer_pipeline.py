@@ -252,13 +252,14 @@ def _one_round(args, dev_pid: int, temporal: int, workdir: Path, docs: list[byte
     sample_rss()
     spies = (_start_profiles(dev_pid, profile, args.profile_format, args.profile_gil)
              if profile else [])
-    threads = [_thread_cpu(dev_pid)] if args.threads else []
+    threads_before = _thread_cpu(dev_pid) if args.threads else None
+    threads_after: tuple[dict[tuple[int, int], float], dict[tuple[int, int], str]] | None = None
     try:
         results["pipeline, drop -> Completed"] = pipeline(workdir / "data", docs, sample_rss,
                                                           number)
         cpu.append(tree_cpu(dev_pid))
-        if args.threads:
-            threads += [_thread_cpu(dev_pid), _thread_names(dev_pid)]
+        if threads_before is not None:
+            threads_after = _thread_cpu(dev_pid), _thread_names(dev_pid)
     finally:
         _stop_profiles(spies)
     rate = results["pipeline, drop -> Completed"]["docs_per_s"]
@@ -272,14 +273,15 @@ def _one_round(args, dev_pid: int, temporal: int, workdir: Path, docs: list[byte
     for name, figures in results.items():
         print(f"{name:<{width}}  {figures['docs_per_s']:>8.1f} {figures['p50_ms']:>9.0f} "
               f"{figures['p99_ms']:>9.0f}")
-    per_doc = [_per_doc(cpu[0], cpu[1], args.n), _per_doc(cpu[1], cpu[2], args.n)]
+    noop, piped = _per_doc(cpu[0], cpu[1], args.n), _per_doc(cpu[1], cpu[2], args.n)
     noop_rate = results["(b) no-op workflows"]["docs_per_s"]
     paced = _per_doc(cpu[2], cpu[3], args.n)
-    for line in _cpu_report(*per_doc, noop_rate, rate, starter, paced):
+    for line in _cpu_report(noop, piped, noop_rate, rate, starter, paced):
         print(line)
-    for line in _thread_report(*threads, args.n) if threads else []:
-        print(line)
-    return _ratios(*per_doc, noop_rate, rate, starter, paced)
+    if threads_before is not None and threads_after is not None:
+        for line in _thread_report(threads_before, *threads_after, args.n):
+            print(line)
+    return _ratios(noop, piped, noop_rate, rate, starter, paced)
 
 
 def main() -> None:

@@ -98,7 +98,8 @@ def _upsert(times: int, state: str) -> None:
 
 async def shape_of(client: Client, workflow_id: str) -> Shape:
     """The steps and signals of a finished workflow's history."""
-    steps, signals, other, patches = [], 0, {}, 0
+    steps, signals, patches = [], 0, 0
+    other: dict[str, int] = {}
     async for event in client.get_workflow_handle(workflow_id).fetch_history_events():
         kind = EventType.Name(event.event_type).removeprefix("EVENT_TYPE_")
         marker = event.marker_recorded_event_attributes.marker_name
@@ -162,7 +163,8 @@ def main() -> None:
     parser.add_argument("--serve", nargs=2, metavar=("ADDRESS", "TASK_QUEUE"), required=True)
     parser.add_argument("--sandboxed", action="store_true")
     args = parser.parse_args()
-    asyncio.run(serve(*args.serve, args.sandboxed))
+    address, task_queue = args.serve
+    asyncio.run(serve(address, task_queue, args.sandboxed))
 
 
 if __name__ == "__main__":

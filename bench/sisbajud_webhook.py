@@ -178,7 +178,7 @@ def _seeded_orders(mensageria: str, count: int) -> list[str]:
     return order_ids
 
 
-def bench_orders(args, secret: str, work: Path) -> dict:
+def bench_orders(args, secret: str, work: Path) -> list[dict]:
     """Notices -> tick -> fetch -> plan -> block -> settle -> drain, on dev-default processes,
     then the baseline; one result per round."""
     data = work / "orders"
@@ -333,10 +333,8 @@ async def _baseline(args, settings, task_queue: str, order_ids: list[str],
     """The no-op workflow shaped like the first order's history, as many, on this server
     (`visible`: with the order's patch markers, search attributes and memo too)."""
     from activities.sisbajud.contracts.orders import order_workflow_id
+    from bench.sisbajud_baseline import run_baseline, shape_of
     from shared.temporal import connect
-
-    sys.path.insert(0, str(REPO / "bench"))
-    from sisbajud_baseline import run_baseline, shape_of
 
     client = await connect(settings)
     shape = await shape_of(client, order_workflow_id(order_ids[0]))
@@ -365,7 +363,8 @@ async def _orders_end_to_end(args, secret, settings, ports, order_ids) -> dict:
     started = time.perf_counter()
     sent = await _blast(url, secret, len(order_ids), args.concurrency, order_ids)
     blasted = time.perf_counter() - started
-    progress, mine, wanted, seen = {}, [], set(order_ids), 0
+    progress: dict[str, float] = {}
+    mine, wanted, seen = [], set(order_ids), 0
     settled: set[str] = set()
     results_url = f"http://127.0.0.1:{ports['mensageria']}/_sim/results"
     async with httpx.AsyncClient(timeout=10) as http:

@@ -119,8 +119,8 @@ class SigningActivities(JobSteps):
                 raise  # the store or a remote service: infrastructure, retried
             # A file step of this job failed (a name too long, a full disk): its own error,
             # not a lost worker. Left to a retry, it would be read as an interrupted signing.
-            failure = storage_failure(exc, exc.filename or "a file of the job")
-            return await self.fail(job, failure.code, failure.message)
+            own = storage_failure(exc, exc.filename or "a file of the job")
+            return await self.fail(job, own.code, own.message)
         finally:
             in_flight.dec()
             heartbeat.cancel()

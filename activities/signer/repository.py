@@ -134,14 +134,14 @@ class JobRepository:
                          message: str, *, code: str | None = None,
                          event: OperationalEvent | None = None, **fields: object) -> bool:
         """Move a job from one of `expected` to `to`; False (nothing written) if it wasn't."""
-        expected = [s.value for s in expected]
+        values = [s.value for s in expected]
         now = utcnow()
-        statement = self.writes.update_job(fields, expected=expected, to=to.value)
+        statement = self.writes.update_job(fields, expected=values, to=to.value)
         params = update_params(job_id, now, fields)
 
         def write(connection: Connection) -> bool:
             # With one expected state the conditional update itself proves where it came from.
-            current = expected[0] if len(expected) == 1 else status_of(connection, job_id)
+            current = values[0] if len(values) == 1 else status_of(connection, job_id)
             if connection.execute(statement, params).rowcount != 1:
                 return False
             insert_history(connection, history_row(job_id, message, at=now, from_status=current,

@@ -16,7 +16,7 @@ async def active_accounts(midaz: MidazClient, document: str) -> list[SubjectAcco
                    if i.get("accountId") and i.get("ledgerId", inst.ledger_id) == inst.ledger_id]
     accounts = await asyncio.gather(*(midaz.account(i["accountId"]) for i in instruments))
     active = [(i, a) for i, a in zip(instruments, accounts, strict=True)
-              if is_active(a, i, inst.asset_code)]
+              if a is not None and is_active(a, i, inst.asset_code)]
     balances = await midaz.balances([a["alias"] for _, a in active])
     return [_subject_account(i, a, b, inst.salary_account_types)
             for (i, a), b in zip(active, balances, strict=True)]

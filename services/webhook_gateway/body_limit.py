@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import aclosing
 from typing import Any
 
@@ -32,7 +32,7 @@ async def read_limited(chunks: AsyncIterator[bytes], limit: int = MAX_WEBHOOK_BO
     return bytes(buffer)
 
 
-async def _asgi_chunks(receive: Receive) -> AsyncIterator[bytes]:
+async def _asgi_chunks(receive: Receive) -> AsyncGenerator[bytes, None]:
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":

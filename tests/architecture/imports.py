@@ -100,8 +100,8 @@ def _raw_imports(tree: ast.Module, module: str, is_package: bool,
                 found.append((target, node.lineno, type_only))
         elif isinstance(node, ast.Call) and _dynamic_target(node):
             found.append((_dynamic_target(node), node.lineno, type_only))
-        for child in ast.iter_child_nodes(node):
-            visit(child, type_only)
+        for nested in ast.iter_child_nodes(node):
+            visit(nested, type_only)
 
     visit(tree, False)
     return found

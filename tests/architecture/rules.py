@@ -150,7 +150,7 @@ def no_cycles(graph: Graph) -> list[Violation]:
         if len(component) < 2:
             continue
         # The shortest cycle through each member: every module caught in it shows up.
-        cycles = {}
+        cycles: dict[tuple[str, ...], list[str]] = {}
         for member in component:
             cycle = _cycle_through(member, edges, set(component))[:-1]
             turn = cycle.index(min(cycle))

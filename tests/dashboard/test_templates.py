@@ -9,7 +9,7 @@ JOB = {"id": "j1", "file_name": "remessa.rem", "status": "AwaitingApproval", "fo
        "error_code": None, "error_message": None, "parent_job_id": None, "created_at": None,
        "started_at": None, "signing_started_at": None, "completed_at": None,
        "original_path": "/in/remessa.rem", "output_path": None, "instance_id": None}
-DETAIL = {"children": [], "history": [], "processing_seconds": None}
+DETAIL: dict[str, object] = {"children": [], "history": [], "processing_seconds": None}
 
 
 def _render(job: dict, extra: dict | None = None) -> str:

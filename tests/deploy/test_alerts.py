@@ -39,6 +39,7 @@ needs_promtool = pytest.mark.skipif(
 
 
 def _promtool(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    assert PROMTOOL is not None  # its callers are marked needs_promtool
     return subprocess.run([PROMTOOL, *map(str, args)], capture_output=True, text=True,
                           timeout=120, check=False)
 

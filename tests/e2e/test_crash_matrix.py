@@ -27,7 +27,7 @@ TERMINAL = {"Completed", "Failed", "Canceled"}
 
 
 def _batches() -> dict[str, list[str]]:
-    names = {child: [] for child in CHILDREN}
+    names: dict[str, list[str]] = {child: [] for child in CHILDREN}
     for i in range(DOCUMENTS):
         child = CHILDREN[i % len(CHILDREN)]
         names[child].append(f"{child}-{i:02d}.pdf")

@@ -76,12 +76,13 @@ class Deployment:
         profile = await self.repository.profile("default")
         result = await self.enqueuer.enqueue(path, source=JobSource.WATCHER, profile=profile,
                                              folder="inbox")
+        assert result.job_id is not None, result.message
         return result.job_id, path
 
     async def wait(self, job_id: str, predicate, timeout: float = 90) -> Job:
         for _ in range(int(timeout / 0.01)):
             job = await self.repository.get(job_id)
-            if predicate(job):
+            if job is not None and predicate(job):
                 return job
             await asyncio.sleep(0.01)
         raise AssertionError(f"job {job_id} never matched; last {job.status}")

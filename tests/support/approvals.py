@@ -62,4 +62,6 @@ async def hold(sessions: async_sessionmaker[AsyncSession], storage_root: Path, b
         rows = (await session.exec(select(NotificationOutbox).where(
             NotificationOutbox.job_id == job_id))).all()
     by_address = {a["email"]: a["name"] for a in APPROVERS}
-    return Held(job, staged, {by_address[r.to_address]: r.body for r in rows})
+    # Held, not sent: every row still has its body.
+    return Held(job, staged, {by_address[r.to_address]: r.body for r in rows
+                              if r.body is not None})

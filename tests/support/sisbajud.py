@@ -10,12 +10,12 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import uvicorn
 from fastapi import FastAPI
-from sqlmodel import select
+from sqlmodel import SQLModel, select
 from temporalio.client import Client, WorkflowHandle
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError
@@ -47,6 +47,7 @@ ORG = "0190b000-0000-7000-8000-0000000000a1"
 LEDGER = "0190b000-0000-7000-8000-0000000000a2"
 INSTITUTION = "BANK1"
 DOCUMENT = "12345678900"
+Row = TypeVar("Row", bound=SQLModel)
 
 
 def sisbajud_settings(settings: Settings, task_queue: str, **overrides: Any) -> Settings:
@@ -196,7 +197,7 @@ class World:
             task_queue=self.settings.sisbajud.task_queue, result_type=TickResult)
 
 
-async def stored(world: World, model: type, **where: Any) -> list[Any]:
+async def stored(world: World, model: type[Row], **where: Any) -> list[Row]:
     """Rows of a table, filtered by equality on columns."""
     statement = select(model)
     for name, value in where.items():

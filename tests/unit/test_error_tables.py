@@ -74,7 +74,7 @@ def test_every_refused_signature_verdict_is_a_webhook_code():
 
 def _raised_codes() -> list[tuple[str, str, str]]:
     """(file:line, helper, code) of every `helper(Enum.MEMBER, …)` in services/ and activities/."""
-    found = []
+    found: list[tuple[str, str, str]] = []
     for folder in ("services", "activities"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(), str(path))):

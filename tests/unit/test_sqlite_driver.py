@@ -22,7 +22,8 @@ class _CountingQueue:
     """Stands in for aiosqlite's queue on the loop's side; its thread still reads the real one."""
 
     def __init__(self, queue) -> None:
-        self.queue, self.items = queue, []
+        self.queue = queue
+        self.items: list[object] = []
 
     def put_nowait(self, item) -> None:
         self.items.append(item)

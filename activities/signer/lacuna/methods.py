@@ -152,13 +152,14 @@ class RemoteMethods:
                             job.id, len(found), extra=props(JobId=job.id))
             return found[0]["id"], (f"Resumed the dispatch: found Signer document "
                                     f"{found[0]['id']} created before the worker was lost.")
-        ancestor = job
+        parent_id = job.parent_job_id
         for _ in range(ANCESTOR_DEPTH):
-            if ancestor.parent_job_id is None:
+            if parent_id is None:
                 break
-            ancestor = await steps.repository.get(ancestor.parent_job_id)
+            ancestor = await steps.repository.get(parent_id)
             if ancestor is None or ancestor.remote_flow_action_id is not None:
                 break
+            parent_id = ancestor.parent_job_id
             live = await self._live_document(ancestor)
             if live is not None:
                 # A retry is a new job for the same file, not a second signature flow: the

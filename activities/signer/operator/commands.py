@@ -40,7 +40,10 @@ async def cancel_job(repository: JobRepository, temporal: TemporalHandle, job_id
         client = await temporal()
         await client.get_workflow_handle(job_workflow_id(job_id)).cancel()
     log.info("Job %s canceled by %s", job_id, actor)
-    return await repository.get(job_id)
+    canceled = await repository.get(job_id)
+    if canceled is None:  # deleted since the cancel
+        raise refuse(SignerErrorCode.JOB_NOT_FOUND, f"No job with id {job_id}.")
+    return canceled
 
 
 async def retry_job(repository: JobRepository, enqueuer: Enqueuer, job_id: str) -> str:
@@ -78,4 +81,5 @@ async def retry_job(repository: JobRepository, enqueuer: Enqueuer, job_id: str) 
     if result.outcome is not Outcome.ENQUEUED:
         raise refuse(SignerErrorCode(result.code or SignerErrorCode.PROFILE_DISABLED),
                      result.message)
+    assert result.job_id is not None  # an enqueued result names its new job
     return result.job_id

@@ -66,8 +66,11 @@ class RescanReport:
     def totals(self) -> RescanTotals:
         """The rows summed."""
         rows = self.folders
-        return RescanTotals(*(sum(getattr(r, key) for r in rows) for key in (
-            "scanned", "enqueued", "ignored", "errors", "already_processed", "already_active")),
+        return RescanTotals(
+            scanned=sum(r.scanned for r in rows), enqueued=sum(r.enqueued for r in rows),
+            ignored=sum(r.ignored for r in rows), errors=sum(r.errors for r in rows),
+            already_processed=sum(r.already_processed for r in rows),
+            already_active=sum(r.already_active for r in rows),
             unassigned=sum(1 for r in rows if r.unassigned))
 
 

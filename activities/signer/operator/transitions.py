@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import func, or_
 from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.signer.models.jobs import JobHistory
@@ -55,15 +55,16 @@ class TransitionTail:
         """The transitions recorded since the last poll, with their resume cursors."""
         now = utcnow()
         async with self.sessions() as session:
-            newer = JobHistory.id > self.after
+            newer = col(JobHistory.id) > self.after
             if self.pending:
-                newer = or_(newer, JobHistory.id.in_(list(self.pending)))
+                newer = or_(newer, col(JobHistory.id).in_(list(self.pending)))
             rows = list((await session.exec(
-                select(JobHistory).where(newer).order_by(JobHistory.id).limit(BATCH))).all())
+                select(JobHistory).where(newer).order_by(col(JobHistory.id)).limit(BATCH))).all())
         if not rows and (top := await _last_id(self.sessions)) < self.after:
             # The history was cleared and SQLite reuses ids: follow from the new top.
             self.after, self.pending = top, {}
         for row in rows:
+            assert row.id is not None  # a stored row has its id
             if self.pending.pop(row.id, None) is None and row.id > self.after:
                 if as_utc(row.at) > now - GAP_WAIT:
                     self._await_gap(self.after + 1, row.id, now + GAP_WAIT)

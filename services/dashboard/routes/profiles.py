@@ -60,10 +60,10 @@ async def new_profile_page(request: Request, signer: SignerFace) -> HTMLResponse
 @router.post("/profiles/_new", include_in_schema=False)
 async def create(request: Request, signer: SignerFace, form: CheckedForm) -> RedirectResponse:
     """Create a profile; refusals come back as a notice with their code."""
-    data = {key: str(form.get(key) or "").strip() or None
-            for key in ("name", "format", "cert_source", "pfx_path", "pfx_password_env",
-                        "input_folder", *POLICY_FIELDS)}
-    data = {k: v for k, v in data.items() if v is not None}
+    texts = {key: str(form.get(key) or "").strip() or None
+             for key in ("name", "format", "cert_source", "pfx_path", "pfx_password_env",
+                         "input_folder", *POLICY_FIELDS)}
+    data: dict[str, object] = {k: v for k, v in texts.items() if v is not None}
     data.update({flag: form.get(flag) == "on" for flag in FLAGS})
     try:
         created = await signer.profiles.create(data, actor=actor(request))
@@ -93,7 +93,7 @@ async def profile_page(request: Request, signer: SignerFace, name: str) -> HTMLR
 async def edit(request: Request, signer: SignerFace, name: str,
                form: CheckedForm) -> RedirectResponse:
     """Edit behaviour (folder refusals name the owner)."""
-    changes = {flag: form.get(flag) == "on" for flag in FLAGS}
+    changes: dict[str, object] = {flag: form.get(flag) == "on" for flag in FLAGS}
     changes["input_folder"] = str(form.get("input_folder") or "") or None
     changes.update({key: str(form.get(key) or "").strip() or None for key in POLICY_FIELDS})
     if form.get("format") in FORMATS:

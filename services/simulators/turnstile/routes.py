@@ -97,6 +97,7 @@ async def load_objects(device: DeviceDep, _: Session, body: Body) -> dict[str, A
         limit=body.get("limit"),
         offset=body.get("offset"),
     )
+    assert isinstance(obj, str)  # load refused any other object
     return {obj: rows}
 
 

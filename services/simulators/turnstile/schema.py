@@ -156,9 +156,8 @@ SEED: dict[str, list[dict[str, object]]] = {
     "portals": [{"id": 1, "name": "Catraca"}],
     "time_zones": [{"id": 1, "name": "Sempre"}],
     "time_spans": [
-        {"id": 1, "time_zone_id": 1, "start": 0, "end": 86399}
-        | dict.fromkeys(_DAYS[:7], 1)
-        | dict.fromkeys(_DAYS[7:], 1),
+        {"id": 1, "time_zone_id": 1, "start": 0, "end": 86399,
+         **dict.fromkeys(_DAYS[:7], 1), **dict.fromkeys(_DAYS[7:], 1)},
     ],
     "access_rules": [{"id": 1, "name": "Acesso liberado", "type": 1, "priority": 0}],
     "portal_access_rules": [{"portal_id": 1, "access_rule_id": 1}],

@@ -60,6 +60,11 @@ def _matches(row: Row, cond: dict[str, Any]) -> bool:
     return True
 
 
+def _nulls_last(name: str) -> Callable[[Row], tuple[bool, Any]]:
+    """A sort key by column `name` with NULLs after every value."""
+    return lambda row: (row.get(name) is None, row.get(name))
+
+
 class ObjectStore:
     """The device's tables with SQLite-like constraints: unique keys, parents, cascades."""
 
@@ -236,7 +241,7 @@ class ObjectStore:
             if name not in table.fields:
                 raise DeviceError(400, f"no such column: {name}")
         for name in reversed(order or []):
-            rows.sort(key=lambda r, n=name: (r.get(n) is None, r.get(n)))
+            rows.sort(key=_nulls_last(name))
         start = offset if isinstance(offset, int) and offset > 0 else 0
         rows = rows[start:]
         if isinstance(limit, int) and limit >= 0:

@@ -9,8 +9,9 @@ from services.simulators.mensageria import create_app
 from services.simulators.oauth import IssuedBearer
 
 ORDERS = "/v1/sisbajud/execution/orders"
+ORDER_ID = "0190a1b2c3d4e5f60718293a4b5c6d7e"
 ORDER = {
-    "orderId": "0190a1b2c3d4e5f60718293a4b5c6d7e",
+    "orderId": ORDER_ID,
     "revision": 3,
     "operation": "BLOQUEIO",
     "amount": "150.00",
@@ -35,7 +36,7 @@ async def mensageria():
         yield http
 
 
-def _results_url(order_id: str = ORDER["orderId"]) -> str:
+def _results_url(order_id: str = ORDER_ID) -> str:
     return f"{ORDERS}/{order_id}/execution-results"
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from activities.signer.contracts.jobs import FolderStatus
+from activities.signer.models.jobs import SigningProfile
 from services.watcher.folder import FolderWatcher
 from shared.settings import InputFolderSettings
 
@@ -39,7 +40,7 @@ def _watcher(tmp_path: Path, store: _LastWriteWinsStore, max_failures: int) -> F
     watcher = FolderWatcher(InputFolderSettings(name="inbox"), tmp_path,
                             signer=signer,  # type: ignore[arg-type]
                             stability_seconds=0.1, poll_seconds=0.1, max_failures=max_failures)
-    watcher._profile = object()  # assigned: the enqueue path runs
+    watcher._profile = SigningProfile(name="inbox")  # assigned: the enqueue path runs
     return watcher
 
 

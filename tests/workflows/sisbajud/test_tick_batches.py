@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Collection
 from typing import Any
 
 import httpx
@@ -20,7 +21,7 @@ DEADLINE = 20.0
 class Crowd:
     """Calls that block until `expected` of them are in flight at once (fails if never)."""
 
-    def __init__(self, expected: int, fail_for: set[str] = frozenset()) -> None:
+    def __init__(self, expected: int, fail_for: Collection[str] = frozenset()) -> None:
         self.expected, self.fail_for = expected, fail_for
         self.in_flight = self.peak = 0
         self.calls: list[tuple[str, Any]] = []

@@ -44,7 +44,7 @@ async def _keys(world, order_id) -> list[dict]:
 async def _outbox(world, order_id) -> list[SisbajudOutbox]:
     """Heartbeats and final results queued (progress states left out)."""
     return sorted((r for r in await stored(world, SisbajudOutbox, order_id=order_id)
-                   if numbered(r.idempotency_key)), key=lambda r: r.id)
+                   if numbered(r.idempotency_key)), key=lambda r: r.id or 0)  # stored: ids set
 
 
 async def test_apply_then_500_is_indeterminate_until_the_lag_passes_then_full(make_world,
