@@ -43,6 +43,9 @@ class DevRun:
             "ESTEIRA_PORTS__TEMPORAL": str(self.temporal),
             "ESTEIRA_PORTS__TEMPORAL_UI": str(self.ui),
             "PYTHONPATH": str(REPO),
+            # Each test brings its own files and orders; the first run's demo would add a
+            # job, two orders and a school (tests/e2e/test_demo.py runs it on purpose).
+            "ESTEIRA_DEMO__ENABLED": "false",
         })
         # The gateway and the simulators listen too: keep them off the default ports.
         self.webhook, self.midaz, self.mensageria, self.turnstile = free_ports(4)
