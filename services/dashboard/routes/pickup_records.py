@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, Response
 
 from activities.pickup.contracts.board import Kind
 from activities.pickup.operator import PickupOperations, RecordFilter
@@ -146,7 +146,7 @@ async def create_link(request: Request, school_id: int, form: CheckedForm,
 
 @router.post("/pickup/{school_id}/admin/links/{link_id}/delete", include_in_schema=False)
 async def delete_link(request: Request, school_id: int, link_id: int, _form: CheckedForm,
-                      pickup: PickupFace) -> RedirectResponse | Response:
+                      pickup: PickupFace) -> Response:
     """Unlink (the guardian's app drops the student; the last link revokes the badge)."""
     async def done() -> str:
         await pickup.scope.check_path(school_id, {"link_id": str(link_id)})
