@@ -22,6 +22,9 @@ from services.dashboard.routes import (
     jobs,
     login,
     pickup,
+    pickup_admin,
+    pickup_approvals,
+    pickup_records,
     pickup_report,
     profiles,
     sisbajud,
@@ -50,7 +53,9 @@ def install_dashboard(app: FastAPI, context: ApiContext) -> None:
     app.state.dashboard_auth = auth
     app.add_middleware(DashboardAuthMiddleware, auth=auth)
     app.add_middleware(SecurityHeadersMiddleware)
-    for module in (login, jobs, profiles, folders, events, system_page, pickup, pickup_report,
+    # The pickup administration's paths come before the board's `/pickup/{school_id}`.
+    for module in (login, jobs, profiles, folders, events, system_page, pickup_admin,
+                   pickup_records, pickup_approvals, pickup, pickup_report,
                    sisbajud, sisbajud_pages, sisbajud_actions, approver_page,
                    guardian_sign_in, guardian):
         app.include_router(module.router)

@@ -44,21 +44,29 @@ async def seed_school(pickup: PickupOperations, settings: Settings) -> PickupDem
         assert found[0].id is not None
         return PickupDemo(found[0].id, created=False)
     school = await pickup.schools.create(
-        name=SCHOOL, arrival_timeout_minutes=ARRIVAL_TIMEOUT_MINUTES,
+        actor=ACTOR, name=SCHOOL, arrival_timeout_minutes=ARRIVAL_TIMEOUT_MINUTES,
         turnstile_url=f"http://{settings.host}:{settings.ports.turnstile}")
     assert school.id is not None
     students = {}
     for name, registration, card in STUDENTS:
         student = await pickup.records.create_student(
-            school_id=school.id, name=name, registration=registration, card_value=card)
+            actor=ACTOR, school_id=school.id, name=name, registration=registration, card_value=card)
         students[registration] = student.id
     for name, contact, qr, registration in GUARDIANS:
-        guardian = await pickup.records.create_guardian(name=name, contact=contact,
-                                                        school_id=school.id, qr_value=qr)
+        guardian = await pickup.records.create_guardian(actor=ACTOR, name=name,
+                                                        contact=contact, school_id=school.id,
+                                                        qr_value=qr)
         assert guardian.id is not None
         await pickup.access.link_guardian(student_id=students[registration],
                                           guardian_id=guardian.id, kind=Kind.PERMANENT,
                                           valid_from=None, valid_until=None, actor=ACTOR)
+    # The controller tells the board of an exit only once its Monitor points at us.
+    try:
+        await pickup.monitor.configure(
+            school_id=school.id, actor=ACTOR,
+            public_base_url=f"http://{settings.host}:{settings.ports.api}")
+    except Exception as exc:  # the board still moves; only the exit won't be reported
+        log.warning("Demo: the turnstile's Monitor could not be pointed at the board: %s", exc)
     return PickupDemo(school.id, created=True)
 
 

@@ -7,7 +7,13 @@ from typing import Any, TypeVar
 
 from sqlmodel import SQLModel, select
 
-from activities.pickup.models import AuthorizedPerson, Guardian, GuardianLink, Student
+from activities.pickup.models import (
+    AuthorizedPerson,
+    EarlyRelease,
+    Guardian,
+    GuardianLink,
+    Student,
+)
 from activities.pickup.operator.scope import guardian_in_school
 from shared.db.engine import Sessions
 from shared.paging import Page, after, bounded, page_of
@@ -87,3 +93,16 @@ class RecordListing:
             query = query.where(AuthorizedPerson.status == where.status)
         return await id_page(self._sessions, AuthorizedPerson, query, limit=limit,
                              cursor=cursor)
+
+    async def releases(self, where: RecordFilter, *, limit: int = 100,
+                       cursor: str | None = None) -> Page[EarlyRelease]:
+        """Early releases in id order."""
+        query = select(EarlyRelease)
+        if where.school_id is not None:
+            query = query.join(Student, Student.id == EarlyRelease.student_id).where(
+                Student.school_id == where.school_id)
+        if where.student_id is not None:
+            query = query.where(EarlyRelease.student_id == where.student_id)
+        if where.status is not None:
+            query = query.where(EarlyRelease.status == where.status)
+        return await id_page(self._sessions, EarlyRelease, query, limit=limit, cursor=cursor)

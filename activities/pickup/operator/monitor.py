@@ -11,6 +11,7 @@ from activities.pickup.contracts.board import PickupErrorCode
 from activities.pickup.errors import not_found, pickup_error
 from activities.pickup.kick import Kicker
 from activities.pickup.models import School
+from activities.pickup.records import audit
 from activities.pickup.turnstile_client import TurnstileError
 from activities.pickup.wiring import dev_turnstile_url, turnstile_clients
 from shared.db.engine import Sessions
@@ -53,10 +54,11 @@ class TurnstileMonitor:
         await self._kicker.drains(controllers, notes > 0)
         return picked
 
-    async def configure(self, *, school_id: int, public_base_url: str) -> httpx.URL:
+    async def configure(self, *, school_id: int, public_base_url: str,
+                        actor: str) -> httpx.URL:
         """Point the school's controller Monitor at our monitor route with a new token of the
         school's own in the path; stored once the controller took it (the old one then
-        stops)."""
+        stops), audited as `actor`."""
         async with self._sessions() as session:
             school = await session.get(School, school_id)
         if school is None:
@@ -73,4 +75,8 @@ class TurnstileMonitor:
                 raise pickup_error(PickupErrorCode.TURNSTILE_UNAVAILABLE, str(exc)) from None
         async with self._sessions() as session, session.begin():
             await monitor_tokens.store_token(session, school_id=school_id, digest=digest)
+            # The token itself stays out of the audit: the controller is its only holder.
+            audit(session, entity="school", entity_id=school_id, action="monitor-configured",
+                  actor=actor, at=utcnow(), school_id=school_id,
+                  monitor=f"{target.scheme}://{target.host}:{target.port}")
         return target

@@ -53,17 +53,20 @@ class PickupRecords:
 
     async def create_student(self, *, school_id: int, name: str,
                              registration: str | None = None, card_value: int | None = None,
-                             qr_value: str | None = None) -> Student:
+                             qr_value: str | None = None, actor: str) -> Student:
         """A student of an existing school, AT_SCHOOL, with its own card / QR code if given
-        (the credential its READY exit grant carries; 409 if taken at the school)."""
+        (the credential its READY exit grant carries; 409 if taken at the school); audited
+        as `actor`."""
         async with self._sessions() as session, session.begin():
             if await session.get(School, school_id) is None:
                 raise not_found("School", school_id)
             await registration_free(session, school_id, registration)
             student = Student(school_id=school_id, name=name, registration=registration)
             session.add(student)
+            await session.flush()
+            audit(session, entity="student", entity_id=student.id, action="created",
+                  actor=actor, at=utcnow(), school_id=school_id, to_state=student.state)
             if card_value is not None or qr_value is not None:
-                await session.flush()
                 await attach(session, school_id=school_id, holder_kind=SubjectKind.STUDENT,
                              holder_id=student.id, card_value=card_value, qr_value=qr_value,
                              at=utcnow())
@@ -71,15 +74,19 @@ class PickupRecords:
 
     async def create_guardian(self, *, name: str, contact: str | None = None,
                               school_id: int | None = None, card_value: int | None = None,
-                              qr_value: str | None = None, cpf: str | None = None) -> Guardian:
-        """A guardian, with their card / QR code at `school_id` if given."""
+                              qr_value: str | None = None, cpf: str | None = None,
+                              actor: str) -> Guardian:
+        """A guardian, with their card / QR code at `school_id` if given; audited as
+        `actor`."""
         cpf = valid_cpf(cpf) if cpf is not None else None
         guardian = Guardian(name=name, contact=contact, school_id=school_id, cpf=cpf)
         async with self._sessions() as session, session.begin():
             await cpf_free(session, cpf)
             session.add(guardian)
+            await session.flush()
+            audit(session, entity="guardian", entity_id=guardian.id, action="created",
+                  actor=actor, at=utcnow(), school_id=school_id)
             if card_value is not None or qr_value is not None:
-                await session.flush()
                 await attach(session, school_id=school_id, holder_kind=SubjectKind.GUARDIAN,
                              holder_id=guardian.id, card_value=card_value, qr_value=qr_value,
                              at=utcnow())

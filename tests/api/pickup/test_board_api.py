@@ -104,7 +104,8 @@ async def test_board_transitions_are_conditional_on_the_version(pickup_api, temp
     assert ledger["pending"] == 2
     trail = await api.ok("GET", "/api/pickup/audit", params={"entity": "student",
                                                               "entity_id": sid})
-    assert [a["action"] for a in trail["items"]] == ["picked-up", "ready", "arrival-signalled"]
+    assert [a["action"] for a in trail["items"]] == ["picked-up", "ready", "arrival-signalled",
+                                                      "created"]
     timer = temporal_env.client.get_workflow_handle(timer_workflow_id(TimerKind.READY, sid, 2))
     assert (await timer.describe()).status.name == "RUNNING"
     await timer.terminate("test over")

@@ -69,7 +69,7 @@ async def test_each_school_has_its_own_monitor_token(pickup_api):
         tokens = {}
         for school in (one, two):
             target = await api.context.faces.pickup.monitor.configure(
-                school_id=school["id"], public_base_url="http://esteira")
+                school_id=school["id"], public_base_url="http://esteira", actor="test")
             tokens[school["id"]] = urlsplit(str(target)).path.rsplit("/", 1)[1]
     await sim.state.device.monitor.aclose()
     stored = await api.seed.get(School, one["id"])

@@ -119,7 +119,8 @@ async def test_the_audit_of_a_day_is_sliced_in_the_schools_own_zone(pickup_api):
 
     # Today's close is in today's audit of the student, not in another day's.
     today = date.fromisoformat((await api.ok("POST", CLOSE.format(manaus["id"])))["day"])
-    assert await actions(student_id=amazonense["id"], day=today.isoformat()) == ["day-started"]
+    assert await actions(student_id=amazonense["id"], day=today.isoformat()) == ["day-started",
+                                                                           "created"]
     yesterday = (today - timedelta(days=1)).isoformat()
     assert "day-started" not in await actions(student_id=amazonense["id"], day=yesterday)
 

@@ -32,10 +32,11 @@ router = APIRouter()
 
 
 @router.post("/schools", status_code=201, response_model=School)
-async def create_school(body: NewSchool, pickup: PickupFace, scope: SchoolScope) -> School:
+async def create_school(body: NewSchool, pickup: PickupFace, actor: Actor,
+                        scope: SchoolScope) -> School:
     """A school with its arrival-signal timeout and (optionally) its controller's URL."""
     pickup.scope.require_global(scope, "Creating a school")
-    return School.model_validate(await pickup.schools.create(**body.model_dump()))
+    return School.model_validate(await pickup.schools.create(**body.model_dump(), actor=actor))
 
 
 @router.get("/schools/{school_id}", response_model=School)
@@ -45,20 +46,22 @@ async def get_school(school_id: int, pickup: PickupFace) -> School:
 
 
 @router.post("/students", status_code=201, response_model=Student)
-async def create_student(body: NewStudent, pickup: PickupFace, scope: SchoolScope) -> Student:
+async def create_student(body: NewStudent, pickup: PickupFace, actor: Actor,
+                         scope: SchoolScope) -> Student:
     """A student, AT_SCHOOL, with its own card / QR code if given (409 if taken there)."""
     pickup.scope.check_school(scope, body.school_id)
-    return Student.model_validate(await pickup.records.create_student(**body.model_dump()))
+    return Student.model_validate(await pickup.records.create_student(**body.model_dump(),
+                                                                      actor=actor))
 
 
 @router.post("/guardians", status_code=201, response_model=Guardian)
-async def create_guardian(body: NewGuardian, pickup: PickupFace,
+async def create_guardian(body: NewGuardian, pickup: PickupFace, actor: Actor,
                           scope: SchoolScope) -> Guardian:
     """A guardian, with their card / QR code at a school if given (409 if taken there)."""
     # A school-scoped key registers the guardian for its own school.
     school_id = pickup.scope.school_filter(scope, body.school_id)
     return Guardian.model_validate(await pickup.records.create_guardian(
-        **{**body.model_dump(), "school_id": school_id}))
+        **{**body.model_dump(), "school_id": school_id}, actor=actor))
 
 
 @router.post("/links", status_code=201, response_model=GuardianLink)

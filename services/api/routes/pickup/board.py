@@ -114,10 +114,10 @@ async def retry_entry(entry_id: int, pickup: PickupFace, actor: Actor) -> Ledger
 
 
 @router.post("/schools/{school_id}/turnstile/monitor", response_model=MonitorConfigured)
-async def configure_monitor(school_id: int, body: MonitorTarget,
-                            pickup: PickupFace) -> MonitorConfigured:
+async def configure_monitor(school_id: int, body: MonitorTarget, pickup: PickupFace,
+                            actor: Actor) -> MonitorConfigured:
     """Point the school's controller Monitor at our monitor route (token in the path)."""
     target = await pickup.monitor.configure(school_id=school_id,
-                                            public_base_url=body.public_base_url)
+                                            public_base_url=body.public_base_url, actor=actor)
     return MonitorConfigured(
         monitor=f"{target.scheme}://{target.host}:{target.port}/…/{school_id}/***")
