@@ -119,7 +119,9 @@ async def approval_request(job_id: str, signer: SignerFace,
 
 
 @router.get("/approvals/{job_id}/preview", response_class=Response,
-            responses={200: {"content": {"image/png": {}}}}, dependencies=[Depends(_approver)])
+            responses={200: {"content": {"image/png": {"schema": {"type": "string",
+                                                                   "format": "binary"}}}}},
+            dependencies=[Depends(_approver)])
 async def approval_preview(job_id: str, signer: SignerFace) -> Response:
     """The held PDF's first page as a PNG (404 `approval.no-preview` for other files)."""
     png = await signer.approvals.preview(job_id)

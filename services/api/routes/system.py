@@ -73,7 +73,9 @@ async def ready_details(ctx: ContextDep) -> JSONResponse:
     return JSONResponse(body, status_code=200 if verdict.ready else 503)
 
 
-@router.get("/metrics")
+@router.get("/metrics", response_class=Response, responses={200: {
+    "content": {metrics.CONTENT_TYPE: {"schema": {"type": "string"}}},
+    "description": "The Prometheus text exposition format."}})
 async def prometheus_metrics(request: Request, ctx: ContextDep) -> Response:
     """Prometheus exposition: our metrics and the Temporal SDK's."""
     state = request.app.state

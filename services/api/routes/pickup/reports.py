@@ -12,7 +12,8 @@ from services.app_context import PickupFace
 from shared.wire import WireModel
 
 router = APIRouter()
-CSV_ANSWER = {200: {"content": {"text/csv": {}}, "description": "The report as CSV."}}
+CSV_ANSWER = {200: {"content": {"text/csv": {"schema": {"type": "string"}}},
+                    "description": "The report as CSV."}}
 
 
 class StudentDismissal(WireModel):
