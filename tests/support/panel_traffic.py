@@ -21,8 +21,11 @@ from temporalio.client import (
 
 from services.sisbajud_cli import DEMO_ORDER_ID
 
-# A notice for an order the Mensageria refuses (422 on the fetch): parked with an alarm.
-REFUSED_ORDER = "0190a000-0000-7000-8000-0000000e0422"
+# An order the Mensageria serves but this executor can't read (no operation, institution or
+# subject): its notice is parked with an ORDER_INVALID alarm by the gateway, or by the
+# order's workflow when the executor's tick handed the notice on first. (A one-shot fault on
+# the fetch would leave the workflow's own fetch a 404, withdrawn without an alarm.)
+UNREADABLE_ORDER = "0190a000-0000-7000-8000-0000000e0422"
 # Temporal's smallest catch-up window; runs falling due while the server is away longer than
 # this are counted missed (`schedule_missed_catchup_window`, a series that exists only then).
 CATCHUP_WINDOW = timedelta(seconds=10)
@@ -42,7 +45,7 @@ def until(condition: Callable[[], Any], what: str, timeout: float = 120) -> Any:
 
 def execute_an_order(api: str, api_key: str, mensageria: str, hub_send: HubSend) -> None:
     """The Hub's signed notice for the Mensageria simulator's demo order, executed to
-    RESOLVED; then a notice whose order the Mensageria refuses, parked with an alarm."""
+    RESOLVED; then a notice for an order this executor can't read, parked with an alarm."""
     status, output = hub_send()
     assert status == 0 and "accepted" in output, output
 
@@ -52,11 +55,10 @@ def execute_an_order(api: str, api_key: str, mensageria: str, hub_send: HubSend)
         return order.status_code == 200 and order.json()["state"] == "RESOLVED"
 
     until(resolved, "the demo order executed")
-    # After the demo order's own fetches: a 4xx that is not 404/410 parks the notice.
-    fault = httpx.post(f"{mensageria}/_sim/faults", json={"route": "orders.get", "status": 422},
-                       timeout=10)
-    assert fault.status_code == 201, fault.text
-    status, output = hub_send("--order-id", REFUSED_ORDER)
+    seeded = httpx.post(f"{mensageria}/_sim/orders",
+                        json={"orderId": UNREADABLE_ORDER, "revision": 1}, timeout=10)
+    assert seeded.status_code == 201, seeded.text
+    status, output = hub_send("--order-id", UNREADABLE_ORDER)
     assert status == 0 and "parked" in output, output
 
 
