@@ -45,8 +45,11 @@ def _simulator(settings: Settings, args: argparse.Namespace) -> int:
 
         serve_lacuna(settings)
         return 0
-    serve = serve_midaz if args.name == "midaz" else serve_mensageria
-    asyncio.run(serve(settings, demo=not args.no_demo))
+    if args.name == "midaz":
+        asyncio.run(serve_midaz(settings, demo=not args.no_demo,
+                                every_institution=args.every_institution))
+    else:
+        asyncio.run(serve_mensageria(settings, demo=not args.no_demo))
     return 0
 
 
@@ -93,6 +96,9 @@ def add_arguments(name: str, sub: argparse.ArgumentParser) -> None:
         sub.add_argument("name", choices=["midaz", "mensageria", "turnstile", "lacuna"])
         sub.add_argument("--no-demo", action="store_true",
                          help="start empty (no demo ledger data, no demo order)")
+        sub.add_argument("--every-institution", action="store_true",
+                         help="midaz: hold the ledger of every configured institution, not "
+                              "only those without a base_url (when they name this simulator)")
     elif name == "hub":
         sub.add_argument("action", choices=["send"])
         sub.add_argument("--order-id", default=DEMO_ORDER_ID)

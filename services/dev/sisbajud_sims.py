@@ -22,16 +22,27 @@ DEMO_UNCONFIGURED_INSTITUTION = "DEMO-UNCONFIGURED"
 log = logging.getLogger("esteira.simulator")
 
 
-async def serve_midaz(settings: Settings, *, demo: bool = True) -> None:
+async def serve_midaz(settings: Settings, *, demo: bool = True,
+                      every_institution: bool = False) -> None:
+    """Midaz serving the ledgers `midaz_simulator` seeds."""
+    app = await midaz_simulator(settings, demo=demo, every_institution=every_institution)
+    await _serve(app, settings, settings.ports.midaz, "Midaz")
+
+
+async def midaz_simulator(settings: Settings, *, demo: bool = True,
+                          every_institution: bool = False) -> FastAPI:
     """Midaz with the ledger of every institution that points at the simulator, issuing the
     institutions' clients (all of them known) tokens for `EXECUTOR_M2M_SUBJECT`."""
+    # Under `esteira dev` those are the institutions without a `base_url`; `every_institution`
+    # takes them all, where the simulator has an address of its own that the institutions
+    # name (Compose's `simulators` profile: `http://midaz-sim:8091`).
     subject = settings.sisbajud.m2m_subject
     app = midaz_app(clients=dict(
         _client_of(i.client_id, i.client_secret, subject)
         for i in settings.sisbajud.institutions))
     async with _client(app) as sim:
         for institution in settings.sisbajud.institutions:
-            if institution.base_url is not None:
+            if institution.base_url is not None and not every_institution:
                 continue
             ids = {"organizationId": institution.organization_id,
                    "ledgerId": institution.ledger_id}
@@ -39,7 +50,7 @@ async def serve_midaz(settings: Settings, *, demo: bool = True) -> None:
                 **ids, "assets": [institution.asset_code]})).raise_for_status()
             if demo:
                 await _demo_subject(sim, ids)
-    await _serve(app, settings, settings.ports.midaz, "Midaz")
+    return app
 
 
 async def serve_mensageria(settings: Settings, *, demo: bool = True) -> None:
