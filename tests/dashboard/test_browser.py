@@ -206,7 +206,7 @@ async def test_pickup_board_updates_live(app_page):
     student = await (await page.request.post("/api/pickup/students", headers=auth, data={
         "school_id": school["id"], "name": "Bia"})).json()
     await page.goto("/pickup")
-    await page.get_by_role("link", name="Escola Sol").click()
+    await page.get_by_role("link", name="Escola Sol", exact=True).click()
     await expect(page.locator("#live-state")).to_have_text("Live.")
     chip = page.locator(f'tr[data-student-id="{student["id"]}"] .state')
     await expect(chip).to_have_text("AT_SCHOOL")
