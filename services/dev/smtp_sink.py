@@ -11,6 +11,9 @@ from pathlib import Path
 from aiosmtpd.controller import Controller
 
 log = logging.getLogger("esteira.dev.smtp")
+# aiosmtpd logs every connection, EOF and QUIT at INFO from its own thread; the sink's one
+# line per message says what an operator needs.
+logging.getLogger("mail.log").setLevel(logging.WARNING)
 
 
 class _Collector:

@@ -9,11 +9,43 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 # initdb refuses to run as root; Debian's package creates this account.
 _UNPRIVILEGED_USER = "postgres"
+_PREFIX = "esteira-pg-"
+# A folder younger than this may belong to a run still between mkdtemp and pg_ctl start.
+_ABANDONED_AFTER_SECONDS = 600
+
+
+def _remove_abandoned(parent: Path) -> None:
+    """Remove the clusters of killed runs: in /dev/shm their gigabytes would hold the memory."""
+    for root in parent.glob(f"{_PREFIX}*"):
+        try:
+            if time.time() - root.stat().st_mtime < _ABANDONED_AFTER_SECONDS:
+                continue
+            if _postmaster_alive(root / "data" / "postmaster.pid"):
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _postmaster_alive(pid_file: Path) -> bool:
+    """Whether the postmaster named by the cluster's pid file still runs."""
+    try:
+        pid = int(pid_file.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def find_bindir() -> Path | None:
@@ -60,7 +92,8 @@ class PostgresServer:
         # In memory where the machine allows: a test creates a database in ~20 ms there,
         # ~160 ms on disk, and the session's gigabytes go away in seconds at the end.
         memory = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-        root = Path(tempfile.mkdtemp(prefix="esteira-pg-", dir=memory))
+        _remove_abandoned(Path(memory or tempfile.gettempdir()))
+        root = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=memory))
         os.chmod(root, 0o777)
         server = cls(bindir, root, _free_port())
         data = root / "data"
