@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from activities.signer.contracts.jobs import JobSource, SignerErrorCode
+from activities.signer.contracts.jobs import ACTIVE_STATUSES, JobSource, SignerErrorCode
 from activities.signer.enqueue import Enqueuer, EnqueueResult, Outcome, Screening
 from activities.signer.ignore import ignored
 from activities.signer.models.jobs import Job, SigningProfile
@@ -117,8 +117,14 @@ class SignerIntake:
             _place(incoming, target)
         finally:
             incoming.unlink(missing_ok=True)
-        result = await self._enqueuer.enqueue(target, source=JobSource.UPLOAD, profile=chosen,
-                                              screening=Screening(None, latest, owner))
+        try:
+            result = await self._enqueuer.enqueue(target, source=JobSource.UPLOAD,
+                                                  profile=chosen,
+                                                  screening=Screening(None, latest, owner))
+        except BaseException:
+            # A half-done upload must not hold its name: the file goes unless a job has it.
+            await self._drop_unclaimed(target)
+            raise
         if result.outcome is not Outcome.ENQUEUED or result.job_id is None:
             target.unlink(missing_ok=True)
             code = SignerErrorCode(result.code) if result.code \
@@ -128,6 +134,23 @@ class SignerIntake:
         if job is None:  # a Clear Jobs ran meanwhile
             raise refuse(SignerErrorCode.JOB_NOT_FOUND, f"No job with id {result.job_id}.")
         return job
+
+    async def _drop_unclaimed(self, target: Path) -> None:
+        """Remove an upload whose enqueue threw, unless a job row was written for it (its
+        workflow is then started later and needs the file)."""
+        try:
+            holder = await self._repository.latest_for_path(str(target))
+        except Exception:  # the store that failed the enqueue may fail this question too
+            log.exception("Upload %s failed and the store can't tell whether a job holds it; "
+                          "the file is removed so the name stays free", target.name)
+            holder = None
+        if holder is not None and holder.status in ACTIVE_STATUSES:
+            log.error("Upload %s failed after job %s was recorded; its file is kept for it",
+                      target.name, holder.id)
+            return
+        target.unlink(missing_ok=True)
+        log.exception("Upload %s failed before a job held it; its file was removed",
+                      target.name)
 
     async def _resolve_profile(self, name: str | None) -> SigningProfile:
         """The named profile, or the default one for an upload that names none."""
