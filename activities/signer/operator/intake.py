@@ -15,6 +15,7 @@ from activities.signer.models.jobs import Job, SigningProfile
 from activities.signer.names import name_problem
 from activities.signer.operator.errors import refuse
 from activities.signer.operator.upload import (
+    MULTIPART_ALLOWANCE,
     UploadSource,
     chunks_of,
     receive_limited,
@@ -22,6 +23,7 @@ from activities.signer.operator.upload import (
     uploads_dir,
 )
 from activities.signer.repository import JobRepository
+from shared.errors import EsteiraError
 from shared.settings import Settings
 
 log = logging.getLogger("esteira.signer.intake")
@@ -88,6 +90,18 @@ class SignerIntake:
         """`Upload:Enabled` (read at boot): both upload doors are off when false."""
         return self._settings.upload.enabled
 
+    @property
+    def body_limit(self) -> int:
+        """The most bytes a one-file upload request may carry: `Upload:MaxBytes` and room for
+        its multipart framing (a door stops reading past it)."""
+        return self._settings.upload.max_bytes + MULTIPART_ALLOWANCE
+
+    def too_large(self) -> EsteiraError:
+        """The refusal of an upload past `Upload:MaxBytes`, whichever door measured it."""
+        limit = self._settings.upload.max_bytes
+        return refuse(SignerErrorCode.UPLOAD_TOO_LARGE,
+                      f"The file is larger than Upload:MaxBytes ({limit}).")
+
     async def upload(self, *, raw_name: str, profile: str | None,
                      content: UploadSource) -> Job:
         """Check, receive and queue an uploaded file: same limits and refusals on every door.
@@ -107,8 +121,7 @@ class SignerIntake:
         incoming.parent.mkdir(parents=True, exist_ok=True)
         limit = self._settings.upload.max_bytes
         if not await receive_limited(chunks_of(content), incoming, limit):
-            raise refuse(SignerErrorCode.UPLOAD_TOO_LARGE,
-                         f"The file is larger than Upload:MaxBytes ({limit}).")
+            raise self.too_large()
         try:
             latest, owner = await self._enqueuer.lookup(target, source=JobSource.UPLOAD)
             if owner is not None:

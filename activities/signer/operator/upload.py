@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import unicodedata
 from collections.abc import AsyncIterable, AsyncIterator
@@ -16,6 +17,10 @@ from shared.settings import Settings
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f<>:\"|?*]")
 # Read a multipart upload this much at a time.
 READ_CHUNK = 1024 * 1024
+# What a one-file multipart body carries besides the file: boundaries, part headers (a 255-byte
+# name, twice when percent-encoded) and the profile field. A body past the limit by more is
+# refused while it streams in.
+MULTIPART_ALLOWANCE = 64 * 1024
 
 
 class Readable(Protocol):
@@ -58,7 +63,16 @@ def uploads_dir(settings: Settings) -> Path:
 async def receive_limited(chunks: AsyncIterable[bytes], target: Path, limit: int) -> bool:
     """Write `chunks` to `target`; False (and nothing kept) past `limit` bytes."""
     written = 0
-    out = await asyncio.to_thread(target.open, "wb")
+    opening = asyncio.ensure_future(asyncio.to_thread(target.open, "wb"))
+    try:
+        out = await asyncio.shield(opening)
+    except BaseException:
+        # Cancelled while the thread opens it (a gRPC call the transport ended): the file is
+        # created anyway, so wait for it and remove it rather than leave an empty one behind.
+        with contextlib.suppress(BaseException):
+            (await opening).close()
+        target.unlink(missing_ok=True)
+        raise
     try:
         async for chunk in chunks:
             written += len(chunk)
