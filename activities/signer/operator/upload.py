@@ -48,11 +48,23 @@ async def chunks_of(source: UploadSource) -> AsyncIterator[bytes]:
 def sanitize_file_name(raw: str) -> str:
     """Keep only the last path component, without control or reserved characters."""
     name = unicodedata.normalize("NFC", PurePosixPath(raw.replace("\\", "/")).name)
-    name = _UNSAFE.sub("_", name).strip(" .")
-    if not name or name in {".", ".."}:
+    name = _UNSAFE.sub("_", name)
+    trimmed = name.strip(" .")
+    if not trimmed or trimmed in {".", ".."}:
         raise refuse(SignerErrorCode.INPUT_INVALID_NAME,
                      f"The file name {raw!r} can't be used; send a plain file name.")
-    return name
+    if _extension(trimmed) != _extension(name.rstrip(" .")):
+        # `.pdf` would become `pdf` and be signed as CAdES: the extension picks the format,
+        # so a name that is only an extension is refused rather than signed as something else.
+        raise refuse(SignerErrorCode.INPUT_INVALID_NAME,
+                     f"The file name {raw!r} is only an extension; give the file a name "
+                     "before its extension.")
+    return trimmed
+
+
+def _extension(name: str) -> str:
+    """What follows the last dot, lower-cased (empty without one)."""
+    return name.rsplit(".", 1)[1].lower() if "." in name else ""
 
 
 def uploads_dir(settings: Settings) -> Path:

@@ -169,3 +169,28 @@ async def test_a_grpc_message_past_the_transport_s_limit_leaves_nothing_in_incom
     # The name is free: the same file in small chunks is queued.
     job = await signer.stub.SubmitFile(upload("big.pdf", make_pdf()), metadata=KEY)
     assert job.status == "Queued"
+
+
+@pytest.mark.parametrize("raw", [".pdf", "..pdf", ".xml", "pasta/.pdf"])
+async def test_a_name_that_is_only_an_extension_is_refused_not_renamed(api, raw):
+    answer = await api.post("/api/files", headers=AUTH, files={"file": (raw, make_pdf())})
+    assert (answer.status_code, answer.json()["code"]) == (422, "input.invalid-name")
+    assert _stored(api) == []
+
+
+async def test_a_hidden_file_s_name_keeps_its_extension(api):
+    answer = await api.post("/api/files", headers=AUTH,
+                            files={"file": (".lote.pdf", make_pdf())})
+    assert answer.status_code == 201, answer.text
+    assert (answer.json()["fileName"], answer.json()["format"]) == ("lote.pdf", "Pades")
+
+
+@pytest.mark.parametrize("second", ["file", "other"])
+async def test_two_files_in_one_upload_are_refused_and_neither_is_queued(api, second):
+    files = [("file", ("a.pdf", make_pdf())), (second, ("b.pdf", make_pdf()))]
+    answer = await api.post("/api/files", headers=AUTH, files=files)
+    assert (answer.status_code, answer.json()["code"]) == (422, "request.invalid")
+    assert "one file per request" in answer.json()["detail"]
+    assert _stored(api) == []
+    listed = (await api.get("/api/jobs", headers=AUTH)).json()["items"]
+    assert listed == []
