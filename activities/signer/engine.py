@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +35,9 @@ class CertificateSpec:
     # Signing:Pkcs11Modules of the process that built the spec: a module outside it is never
     # loaded, whatever a profile row says.
     allowed_pkcs11_modules: frozenset[str] = frozenset()
+    # Signing:KeyDirectories of the process that built the spec (None: it set none): a PFX
+    # outside them is never opened, so a failure can't tell what the filesystem holds there.
+    key_directories: tuple[str, ...] | None = None
     # cert_source csc: the remote credential and its (resolved) secrets.
     csc: CscSpec | None = field(default=None, repr=False)
 
@@ -100,6 +104,7 @@ _RESERVED: dict[str, int] = {}
 # Set once by a worker's main() from its configuration; empty elsewhere, so a process that
 # never configured modules (the API) loads none.
 _ALLOWED_PKCS11_MODULES: frozenset[str] = frozenset()
+_KEY_DIRECTORIES: tuple[str, ...] | None = None
 
 
 def allow_pkcs11_modules(modules: list[str] | tuple[str, ...]) -> None:
@@ -111,6 +116,25 @@ def allow_pkcs11_modules(modules: list[str] | tuple[str, ...]) -> None:
 def allowed_pkcs11_modules() -> frozenset[str]:
     """The PKCS#11 modules this process may load."""
     return _ALLOWED_PKCS11_MODULES
+
+
+def allow_key_directories(directories: tuple[str, ...]) -> None:
+    """This process opens key files in these directories (Signing:KeyDirectories) only."""
+    global _KEY_DIRECTORIES
+    _KEY_DIRECTORIES = tuple(os.path.abspath(d) for d in directories)
+
+
+def key_directories() -> tuple[str, ...] | None:
+    """The directories this process opens key files in (None: it was never told)."""
+    return _KEY_DIRECTORIES
+
+
+def inside_directories(path: str, directories: tuple[str, ...]) -> bool:
+    """Whether `path` is under one of `directories`, decided on the text alone (`..` can't
+    climb out; the filesystem is never asked, so the answer reveals nothing about it)."""
+    target = os.path.abspath(path)
+    return any(os.path.commonpath([target, os.path.abspath(d)]) == os.path.abspath(d)
+               for d in directories)
 
 
 def warm(certificates: tuple[CertificateSpec, ...] = ()) -> None:
@@ -262,6 +286,10 @@ def open_certificate(spec: CertificateSpec) -> LoadedSigner:
                                   token_label=spec.pkcs11_token_label)
     if not spec.pfx_path:
         raise SignerCryptoError(ErrorCode.CERTIFICATE_LOAD_FAILED, "no PFX path configured")
+    if spec.key_directories is not None \
+            and not inside_directories(spec.pfx_path, spec.key_directories):
+        raise SignerCryptoError(ErrorCode.CERTIFICATE_LOAD_FAILED,
+                                "the PFX path is outside Signing:KeyDirectories of this process")
     try:
         data = Path(spec.pfx_path).read_bytes()
     except OSError as exc:

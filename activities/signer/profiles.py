@@ -16,7 +16,12 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from activities.signer.contracts.jobs import SignatureFormat
 from activities.signer.contracts.lacuna import ProfileMethod, ProfileSigners
-from activities.signer.engine import CertificateSpec, allowed_pkcs11_modules
+from activities.signer.engine import (
+    CertificateSpec,
+    allowed_pkcs11_modules,
+    inside_directories,
+    key_directories,
+)
 from activities.signer.folder_seed import (
     default_folder,
     folders_by_profile,
@@ -309,7 +314,7 @@ def certificate_spec(profile: SigningProfile) -> CertificateSpec:
         source=profile.cert_source, secret=profile_secret(profile), pfx_path=profile.pfx_path,
         pkcs11_module=profile.pkcs11_module, pkcs11_token_label=profile.pkcs11_token_label,
         pkcs11_thumbprint=profile.pkcs11_thumbprint,
-        allowed_pkcs11_modules=allowed_pkcs11_modules(),
+        allowed_pkcs11_modules=allowed_pkcs11_modules(), key_directories=key_directories(),
         csc=csc_spec(profile.csc) if profile.cert_source == "csc" else None)
 
 
@@ -320,5 +325,8 @@ def profile_secret(profile: SigningProfile) -> str | None:
     if profile.pfx_password_env:
         return os.environ.get(profile.pfx_password_env)
     if profile.pfx_password_file:
+        allowed = key_directories()
+        if allowed is not None and not inside_directories(profile.pfx_password_file, allowed):
+            return None  # never read: the open then fails without a word about the file
         return Path(profile.pfx_password_file).read_text().strip()
     return None

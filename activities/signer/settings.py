@@ -63,12 +63,15 @@ class SigningSettings(BaseModel):
     # The only PKCS#11 modules a profile may name (absolute paths): code to load comes from
     # deployment configuration, never from an API request.
     pkcs11_modules: list[str] = Field(default_factory=list)
+    # The only directories a profile's key files (pfx_path, pfx_password_file) may be in
+    # (absolute paths); empty: certs/ and pki/ of the data directory and of /etc/esteira.
+    key_directories: list[str] = Field(default_factory=list)
     # B-LTA archive renewal: a fresh document timestamp this long before the last one's TSA
     # certificate expires, looked for by a Temporal Schedule this often.
     archive_renewal_margin_days: float = Field(default=90.0, gt=0)
     archive_check_every_seconds: float = Field(default=6 * 3600.0, ge=1)
 
-    @field_validator("pkcs11_modules")
+    @field_validator("pkcs11_modules", "key_directories")
     @classmethod
     def _absolute(cls, modules: list[str]) -> list[str]:
         relative = [m for m in modules if not Path(m).is_absolute()]

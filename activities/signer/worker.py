@@ -14,6 +14,7 @@ from activities.signer.archive_schedule import ensure_archive_schedule
 from activities.signer.contracts.jobs import task_queues
 from activities.signer.encryption import load_encryption_key
 from activities.signer.health_reporter import ProfileHealthReporter
+from activities.signer.key_files import allowed_key_directories
 from activities.signer.lacuna.activities import AwaitingSignerActivities
 from activities.signer.lacuna.client import LacunaClient
 from activities.signer.lacuna.methods import RemoteMethods
@@ -34,6 +35,7 @@ async def build(deps: WorkerDeps) -> list[DomainWorker]:
     """The jobs queue and the pause-gated signing queue; profile health checks beside them."""
     # Only deployment configuration names code this process may load.
     engine.allow_pkcs11_modules(deps.settings.signing.pkcs11_modules)
+    engine.allow_key_directories(allowed_key_directories(deps.settings))
     workers = await _workers(deps)
     deps.background.append(
         ProfileHealthReporter(deps.settings, deps.sessions, deps.instance_id).run)

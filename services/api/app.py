@@ -25,6 +25,7 @@ from services.api.routes import (
     system,
     temporal_codec,
 )
+from services.api.upload_limit import BodyRefused, UploadLimit
 from services.app_context import ApiContext
 from services.pickup_stream.sse import install_stream_hub, stream_lifespan
 from shared.errors import ErrorCode, EsteiraError
@@ -49,6 +50,8 @@ def create_rest_app(context: ApiContext) -> FastAPI:
     )
     app.state.context = context
     install_stream_hub(app, context.faces.pickup)
+    # Inside the key check: an upload without the key is refused before its size is.
+    app.add_middleware(UploadLimit, signer=lambda: context.faces.signer)
     app.add_middleware(ApiKeyMiddleware, api_key=context.api_key,
                        school_keys=context.settings.pickup.school_keys)
     # Outside the key check, so refusals (401) are counted too.
@@ -88,6 +91,8 @@ async def _validation_error(_request: Request, exc: RequestValidationError) -> J
 async def _http_error(_request: Request, exc: HTTPException) -> JSONResponse:
     # What the framework refuses before a route runs (a body it can't parse, a path or a
     # method no route has) answers in the house shape too, never `{"detail": …}`.
+    if isinstance(exc, BodyRefused):
+        return refusal(exc.error)
     if exc.status_code == 400:
         return refusal(EsteiraError(ErrorCode.REQUEST_INVALID,
                                     f"The request body could not be read: {exc.detail}"))

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from activities.signer import engine as signer_engine
 from activities.signer.metrics import PIPELINE_PAUSED
 from activities.signer.worker import build as build_signer
 from services.bootstrap import bootstrap
@@ -61,10 +62,14 @@ async def _signer_queues(settings):
     await bootstrap(settings)
     deps = worker_deps(settings, sessions, "t", contextlib.AsyncExitStack())
     stop = asyncio.Event()
+    # A worker's build sets its process's key directories: the later tests of this process
+    # (keys in temporary directories) must not inherit them.
+    directories = signer_engine.key_directories()
     try:
         async with deps.resources:
             yield sessions, await build_signer(deps), stop
     finally:
+        signer_engine._KEY_DIRECTORIES = directories
         stop.set()
         await engine.dispose()
 

@@ -4,8 +4,11 @@ from pyhanko.pdf_utils.misc import PdfError
 
 from .errors import ErrorCode, SignerCryptoError
 
-# What pyHanko's PDF reader raises on malformed input besides its own PdfError.
-PDF_MALFORMED = (PdfError, KeyError, IndexError, TypeError, ValueError, AttributeError)
+# What pyHanko's PDF reader raises on malformed input besides its own PdfError. It walks the
+# page tree recursively: a tree nested thousands deep exhausts Python's stack (RecursionError),
+# which is the document's shape at fault, not the signing.
+PDF_MALFORMED = (PdfError, KeyError, IndexError, TypeError, ValueError, AttributeError,
+                 RecursionError)
 
 
 def require_content(data: bytes, what: str) -> None:

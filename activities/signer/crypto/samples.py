@@ -77,3 +77,24 @@ def _cnab_line(record_type: str, fields: dict[int, str]) -> str:
     for position, text in fields.items():
         line[position - 1:position - 1 + len(text)] = text
     return "".join(line)[:240]
+
+
+def make_deep_pdf(depth: int) -> bytes:
+    """A one-page PDF whose page tree nests `depth` /Pages nodes (a hostile shape)."""
+    objects: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>"]
+    for level in range(depth):
+        number = 2 + level
+        parent = b" /Parent %d 0 R" % (number - 1) if level else b""
+        objects.append(b"<< /Type /Pages /Kids [%d 0 R] /Count 1%s >>" % (number + 1, parent))
+    objects.append(b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 595 842] >>" % (depth + 1))
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref_at = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1, xref_at)
+    return bytes(out)

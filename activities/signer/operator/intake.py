@@ -8,13 +8,14 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from activities.signer.contracts.jobs import JobSource, SignerErrorCode
+from activities.signer.contracts.jobs import ACTIVE_STATUSES, JobSource, SignerErrorCode
 from activities.signer.enqueue import Enqueuer, EnqueueResult, Outcome, Screening
 from activities.signer.ignore import ignored
 from activities.signer.models.jobs import Job, SigningProfile
 from activities.signer.names import name_problem
 from activities.signer.operator.errors import refuse
 from activities.signer.operator.upload import (
+    MULTIPART_ALLOWANCE,
     UploadSource,
     chunks_of,
     receive_limited,
@@ -22,6 +23,7 @@ from activities.signer.operator.upload import (
     uploads_dir,
 )
 from activities.signer.repository import JobRepository
+from shared.errors import EsteiraError
 from shared.settings import Settings
 
 log = logging.getLogger("esteira.signer.intake")
@@ -88,6 +90,18 @@ class SignerIntake:
         """`Upload:Enabled` (read at boot): both upload doors are off when false."""
         return self._settings.upload.enabled
 
+    @property
+    def body_limit(self) -> int:
+        """The most bytes a one-file upload request may carry: `Upload:MaxBytes` and room for
+        its multipart framing (a door stops reading past it)."""
+        return self._settings.upload.max_bytes + MULTIPART_ALLOWANCE
+
+    def too_large(self) -> EsteiraError:
+        """The refusal of an upload past `Upload:MaxBytes`, whichever door measured it."""
+        limit = self._settings.upload.max_bytes
+        return refuse(SignerErrorCode.UPLOAD_TOO_LARGE,
+                      f"The file is larger than Upload:MaxBytes ({limit}).")
+
     async def upload(self, *, raw_name: str, profile: str | None,
                      content: UploadSource) -> Job:
         """Check, receive and queue an uploaded file: same limits and refusals on every door.
@@ -107,8 +121,7 @@ class SignerIntake:
         incoming.parent.mkdir(parents=True, exist_ok=True)
         limit = self._settings.upload.max_bytes
         if not await receive_limited(chunks_of(content), incoming, limit):
-            raise refuse(SignerErrorCode.UPLOAD_TOO_LARGE,
-                         f"The file is larger than Upload:MaxBytes ({limit}).")
+            raise self.too_large()
         try:
             latest, owner = await self._enqueuer.lookup(target, source=JobSource.UPLOAD)
             if owner is not None:
@@ -117,8 +130,14 @@ class SignerIntake:
             _place(incoming, target)
         finally:
             incoming.unlink(missing_ok=True)
-        result = await self._enqueuer.enqueue(target, source=JobSource.UPLOAD, profile=chosen,
-                                              screening=Screening(None, latest, owner))
+        try:
+            result = await self._enqueuer.enqueue(target, source=JobSource.UPLOAD,
+                                                  profile=chosen,
+                                                  screening=Screening(None, latest, owner))
+        except BaseException:
+            # A half-done upload must not hold its name: the file goes unless a job has it.
+            await self._drop_unclaimed(target)
+            raise
         if result.outcome is not Outcome.ENQUEUED or result.job_id is None:
             target.unlink(missing_ok=True)
             code = SignerErrorCode(result.code) if result.code \
@@ -128,6 +147,23 @@ class SignerIntake:
         if job is None:  # a Clear Jobs ran meanwhile
             raise refuse(SignerErrorCode.JOB_NOT_FOUND, f"No job with id {result.job_id}.")
         return job
+
+    async def _drop_unclaimed(self, target: Path) -> None:
+        """Remove an upload whose enqueue threw, unless a job row was written for it (its
+        workflow is then started later and needs the file)."""
+        try:
+            holder = await self._repository.latest_for_path(str(target))
+        except Exception:  # the store that failed the enqueue may fail this question too
+            log.exception("Upload %s failed and the store can't tell whether a job holds it; "
+                          "the file is removed so the name stays free", target.name)
+            holder = None
+        if holder is not None and holder.status in ACTIVE_STATUSES:
+            log.error("Upload %s failed after job %s was recorded; its file is kept for it",
+                      target.name, holder.id)
+            return
+        target.unlink(missing_ok=True)
+        log.exception("Upload %s failed before a job held it; its file was removed",
+                      target.name)
 
     async def _resolve_profile(self, name: str | None) -> SigningProfile:
         """The named profile, or the default one for an upload that names none."""

@@ -15,6 +15,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from activities.signer.contracts.jobs import SignerErrorCode
 from activities.signer.crypto.policy_catalogue import POLICY_NAMES
 from activities.signer.health_reporter import recorded_health
+from activities.signer.key_files import key_file_problem
 from activities.signer.lacuna.health import folder_gone
 from activities.signer.level_config import LEVELS, describe_level
 from activities.signer.models.jobs import SigningProfile
@@ -126,6 +127,8 @@ class SignerProfiles:
             raise refuse(SignerErrorCode.PROFILE_INVALID, _problems(exc)) from None
         if (why := unlisted_module(config, settings)) is not None:
             raise refuse(SignerErrorCode.PROFILE_PKCS11_MODULE_NOT_ALLOWED, why + ".")
+        if (why := key_file_problem(config, settings)) is not None:
+            raise refuse(SignerErrorCode.PROFILE_INVALID, why)
         folder = _configured_folder(settings, config.input_folder)
         async with self._sessions() as session:
             if await session.get(SigningProfile, config.name) is not None:

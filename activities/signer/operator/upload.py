@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import unicodedata
 from collections.abc import AsyncIterable, AsyncIterator
@@ -16,6 +17,10 @@ from shared.settings import Settings
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f<>:\"|?*]")
 # Read a multipart upload this much at a time.
 READ_CHUNK = 1024 * 1024
+# What a one-file multipart body carries besides the file: boundaries, part headers (a 255-byte
+# name, twice when percent-encoded) and the profile field. A body past the limit by more is
+# refused while it streams in.
+MULTIPART_ALLOWANCE = 64 * 1024
 
 
 class Readable(Protocol):
@@ -43,11 +48,23 @@ async def chunks_of(source: UploadSource) -> AsyncIterator[bytes]:
 def sanitize_file_name(raw: str) -> str:
     """Keep only the last path component, without control or reserved characters."""
     name = unicodedata.normalize("NFC", PurePosixPath(raw.replace("\\", "/")).name)
-    name = _UNSAFE.sub("_", name).strip(" .")
-    if not name or name in {".", ".."}:
+    name = _UNSAFE.sub("_", name)
+    trimmed = name.strip(" .")
+    if not trimmed or trimmed in {".", ".."}:
         raise refuse(SignerErrorCode.INPUT_INVALID_NAME,
                      f"The file name {raw!r} can't be used; send a plain file name.")
-    return name
+    if _extension(trimmed) != _extension(name.rstrip(" .")):
+        # `.pdf` would become `pdf` and be signed as CAdES: the extension picks the format,
+        # so a name that is only an extension is refused rather than signed as something else.
+        raise refuse(SignerErrorCode.INPUT_INVALID_NAME,
+                     f"The file name {raw!r} is only an extension; give the file a name "
+                     "before its extension.")
+    return trimmed
+
+
+def _extension(name: str) -> str:
+    """What follows the last dot, lower-cased (empty without one)."""
+    return name.rsplit(".", 1)[1].lower() if "." in name else ""
 
 
 def uploads_dir(settings: Settings) -> Path:
@@ -58,7 +75,16 @@ def uploads_dir(settings: Settings) -> Path:
 async def receive_limited(chunks: AsyncIterable[bytes], target: Path, limit: int) -> bool:
     """Write `chunks` to `target`; False (and nothing kept) past `limit` bytes."""
     written = 0
-    out = await asyncio.to_thread(target.open, "wb")
+    opening = asyncio.ensure_future(asyncio.to_thread(target.open, "wb"))
+    try:
+        out = await asyncio.shield(opening)
+    except BaseException:
+        # Cancelled while the thread opens it (a gRPC call the transport ended): the file is
+        # created anyway, so wait for it and remove it rather than leave an empty one behind.
+        with contextlib.suppress(BaseException):
+            (await opening).close()
+        target.unlink(missing_ok=True)
+        raise
     try:
         async for chunk in chunks:
             written += len(chunk)

@@ -16,6 +16,7 @@ from sqlmodel import select
 from activities.signer import engine
 from activities.signer.contracts.jobs import JobSource
 from activities.signer.enqueue import Enqueuer, EnqueueResult
+from activities.signer.key_files import allowed_key_directories
 from activities.signer.lacuna.client import LacunaClient
 from activities.signer.lacuna.discovery import SignerFolderScanner, run_scans
 from activities.signer.models.jobs import SigningProfile
@@ -84,6 +85,7 @@ class SignerWatching:
         lacuna = LacunaClient.from_settings(settings)
         # A SignerFolder scan opens the holder's key (a token's module only if configured).
         engine.allow_pkcs11_modules(settings.signing.pkcs11_modules)
+        engine.allow_key_directories(allowed_key_directories(settings))
         scans = [run_scans(SignerFolderScanner(self._repository, self._enqueuer, lacuna), stop,
                            settings.signer.folder_scan_interval_seconds, held)] \
             if settings.signer.configured else []

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
+from starlette.datastructures import UploadFile as StarletteUpload
 
 from activities.signer.contracts.jobs import JobStatus
 from activities.signer.operator import JobFilter
@@ -18,6 +19,7 @@ from services.api.routes.signer_schemas import (
     RescanAnswer,
 )
 from services.app_context import SignerFace
+from shared.errors import ErrorCode, EsteiraError
 from shared.paging import MAX_PAGE
 from shared.wire import PageOut
 
@@ -92,9 +94,18 @@ async def retry_job(signer: SignerFace, job_id: str) -> JobSummary:
 
 
 @router.post("/files", status_code=201, response_model=JobSummary)
-async def upload_file(signer: SignerFace, file: Annotated[UploadFile, File()],
+async def upload_file(request: Request, signer: SignerFace,
+                      file: Annotated[UploadFile, File()],
                       profile: Annotated[str | None, Form()] = None) -> JobSummary:
-    """Queue an uploaded file: same size limit, name sanitization and checks as the watcher."""
+    """Queue an uploaded file: same size limit, name sanitization and checks as the watcher.
+
+    One file per request: a second file part is refused, not silently dropped.
+    """
+    form = await request.form()  # already parsed for the parameters: no second read
+    if sum(isinstance(value, StarletteUpload) for _key, value in form.multi_items()) > 1:
+        raise EsteiraError(ErrorCode.REQUEST_INVALID,
+                           "POST /api/files takes one file per request; send each file in "
+                           "its own request.")
     job = await signer.intake.upload(raw_name=file.filename or "", profile=profile,
                                      content=file)
     return JobSummary.of(job)

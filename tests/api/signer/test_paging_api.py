@@ -52,7 +52,7 @@ async def test_events_page_newest_first_without_gaps_or_repeats(api):
 async def test_profiles_and_folders_page_by_name(api):
     for name in ("zeta", "alfa", "meio"):
         created = await api.post("/api/profiles", headers=AUTH,
-                                 json={"name": name, "pfx_path": "/x"})
+                                 json={"name": name, "pfx_path": "/etc/esteira/certs/x.pfx"})
         assert created.status_code == 201, created.text
     profiles, pages = await _all_pages(api, "/api/profiles", limit=2)
     assert [p["name"] for p in profiles] == ["alfa", "default", "meio", "zeta"] and pages == 2

@@ -9,6 +9,9 @@ import pytest
 from shared.settings import Settings
 from tests.api.conftest import API_KEY
 
+# Under /etc/esteira/certs, one of the default key directories (Signing:KeyDirectories).
+PFX = "/etc/esteira/certs/x.pfx"
+
 AUTH = {"X-API-Key": API_KEY}
 
 
@@ -25,7 +28,7 @@ async def _events(api, type_):
 
 async def test_creating_a_profile_with_a_free_folder_is_audited_by_folder_name(api):
     answer = await api.post("/api/profiles", headers=AUTH, json={
-        "name": "pagamentos", "format": "cades", "pfx_path": "/srv/pag.pfx",
+        "name": "pagamentos", "format": "cades", "pfx_path": "/etc/esteira/certs/pag.pfx",
         "pfx_password_env": "PAG_PFX_PASSWORD", "input_folder": "remessas"})
     assert answer.status_code == 201, answer.text
     assert answer.json()["inputFolder"] == "remessas"
@@ -38,7 +41,7 @@ async def test_creating_a_profile_with_a_free_folder_is_audited_by_folder_name(a
 async def test_folder_refusals_name_the_folder_and_the_owner(api):
     taken = await api.patch("/api/profiles/extra", headers=AUTH, json={"input_folder": "inbox"})
     assert (taken.status_code, taken.json()["code"]) == (404, "profile.not-found")
-    await api.post("/api/profiles", headers=AUTH, json={"name": "extra", "pfx_path": "/x"})
+    await api.post("/api/profiles", headers=AUTH, json={"name": "extra", "pfx_path": PFX})
     taken = await api.patch("/api/profiles/extra", headers=AUTH, json={"input_folder": "inbox"})
     assert (taken.status_code, taken.json()["code"]) == (409, "profile.folder-taken")
     assert "default" in taken.json()["message"]
@@ -57,7 +60,7 @@ async def test_folder_refusals_name_the_folder_and_the_owner(api):
 
 
 async def test_moving_a_folder_between_profiles_in_order(api):
-    await api.post("/api/profiles", headers=AUTH, json={"name": "novo", "pfx_path": "/x"})
+    await api.post("/api/profiles", headers=AUTH, json={"name": "novo", "pfx_path": PFX})
     assert (await api.patch("/api/profiles/default", headers=AUTH,
                             json={"input_folder": None})).status_code == 200
     moved = await api.patch("/api/profiles/novo", headers=AUTH, json={"input_folder": "inbox"})
@@ -68,7 +71,7 @@ async def test_moving_a_folder_between_profiles_in_order(api):
 
 async def test_two_saves_picking_the_same_folder_leave_one_owner(api):
     for name in ("a", "b"):
-        await api.post("/api/profiles", headers=AUTH, json={"name": name, "pfx_path": "/x"})
+        await api.post("/api/profiles", headers=AUTH, json={"name": name, "pfx_path": PFX})
     answers = await asyncio.gather(
         api.patch("/api/profiles/a", headers=AUTH, json={"input_folder": "remessas"}),
         api.patch("/api/profiles/b", headers=AUTH, json={"input_folder": "remessas"}))

@@ -12,7 +12,7 @@ import pytest
 
 from activities.signer import engine
 from activities.signer.contracts.jobs import JobResult, JobSource, JobStatus, SignerErrorCode
-from activities.signer.crypto.samples import make_pdf, make_remittance, make_xml
+from activities.signer.crypto.samples import make_deep_pdf, make_pdf, make_remittance, make_xml
 from activities.signer.enqueue import Outcome
 
 
@@ -70,6 +70,8 @@ async def test_outputs_pass_verifiers_nobody_here_wrote(signer):
     ("broken.pdf", b"%PDF-1.7 this is not a pdf", "document.corrupt"),
     ("empty.pdf", b"", "document.empty"),
     ("bad.xml", b"<unclosed>", "document.corrupt"),
+    # A page tree nested 3,000 deep exhausts the parser's recursion: the file is at fault.
+    ("deep.pdf", make_deep_pdf(3_000), "document.corrupt"),
 ])
 async def test_bad_documents_fail_with_their_code_and_lose_nothing(signer, name, data, code):
     job_id = (await signer.enqueue(signer.drop(name, data))).job_id
