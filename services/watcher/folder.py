@@ -65,7 +65,8 @@ class FolderWatcher:
                 assigned = await self._assigned_now()
                 error = None
                 if assigned:
-                    error = _listing_error(self.path)
+                    # Off the loop: a hung mount holds up this folder's pass, not the others.
+                    error = await asyncio.to_thread(_listing_error, self.path)
                     if error is not None and events is not None:
                         # Gone or refused mid-run: stop following it until it lists again.
                         await _cancel(events)
