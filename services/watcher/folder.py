@@ -45,6 +45,8 @@ class FolderWatcher:
         self._saving = asyncio.Lock()
         # The owning profile as last read (once per poll interval, not once per file).
         self._profile: SigningProfile | None = None
+        # When the last pass was recorded (monotonic): a long burst records it again.
+        self._passed_at = 0.0
 
     def offer(self, path: Path) -> None:
         """Consider a file (from an event, an enumeration, or a path handed back)."""
@@ -52,21 +54,34 @@ class FolderWatcher:
             self.tracker.offer(path, time.monotonic())
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Follow the folder's profile binding and watch while assigned, until stopped."""
+        """Follow the folder's profile binding and watch while assigned, until stopped.
+
+        Each pass (every poll interval) records the folder's state once, changed or not:
+        `last_scan_at` is the watcher's heartbeat, so a dead or hung watcher reads as
+        `NoSignal` instead of its last status."""
         events: asyncio.Task[None] | None = None
         try:
             while not stop.is_set() and self.status is not FolderStatus.STOPPED:
                 assigned = await self._assigned_now()
-                if assigned and events is None:
-                    await self._set(FolderStatus.RUNNING)
-                    self._enumerate()
-                    events = asyncio.create_task(self._events(stop))
-                elif not assigned and events is not None:
+                error = None
+                if assigned:
+                    # Off the loop: a hung mount holds up this folder's pass, not the others.
+                    error = await asyncio.to_thread(_listing_error, self.path)
+                    if error is not None and events is not None:
+                        # Gone or refused mid-run: stop following it until it lists again.
+                        await _cancel(events)
+                        events = None
+                    if error is None and events is None:
+                        error = self._enumerate()
+                        if error is None:
+                            events = asyncio.create_task(self._events(stop))
+                elif events is not None:
                     await _cancel(events)
                     events = None
                     log.warning("Folder %s has no profile: its files wait", self.folder.name)
-                if not assigned:
-                    await self._set(FolderStatus.UNASSIGNED)
+                await self._pass(FolderStatus.UNASSIGNED if not assigned
+                                 else FolderStatus.UNAVAILABLE if error is not None
+                                 else FolderStatus.RUNNING, error)
                 await self._tick_for(self.poll_seconds, stop)
         finally:
             await _cancel(events)
@@ -79,14 +94,16 @@ class FolderWatcher:
             log.warning("Folder %s: could not read its profile: %s", self.folder.name, exc)
         return self._profile is not None
 
-    def _enumerate(self) -> None:
+    def _enumerate(self) -> str | None:
+        """Offer every file already there; why the folder can't be listed, if it can't."""
         try:
             with os.scandir(self.path) as entries:
                 for entry in entries:
                     if entry.is_file(follow_symlinks=False):
                         self.offer(Path(entry.path))
         except OSError as exc:
-            log.error("Folder %s can't be listed: %s", self.folder.name, exc)
+            return _unlistable(self.path, exc)
+        return None
 
     async def _events(self, stop: asyncio.Event) -> None:
         polling = self.folder.polling_interval_seconds
@@ -115,6 +132,7 @@ class FolderWatcher:
                                            for p in ready[start:start + ENQUEUE_BATCH]))
                     if self.status is FolderStatus.STOPPED:
                         return
+                    await self._keep_beating()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), TICK_SECONDS)
 
@@ -152,11 +170,40 @@ class FolderWatcher:
             await self.signer.folders.record_state(self.folder.name, self.status, reason,
                                                    self.failures)
 
-    async def _set(self, status: FolderStatus, error: str | None = None) -> None:
+    async def _pass(self, status: FolderStatus, error: str | None = None) -> None:
+        """Record one pass (the heartbeat); a change of status is logged once."""
         async with self._saving:
+            if self.status is FolderStatus.STOPPED:
+                return  # a failed enqueue stopped it during this pass: that record stands
+            if status is not self.status and status is FolderStatus.UNAVAILABLE:
+                log.error("Folder %s: %s; retried every %gs", self.folder.name, error,
+                          self.poll_seconds)
+            elif status is not self.status and self.status is FolderStatus.UNAVAILABLE:
+                log.warning("Folder %s can be listed again: watching it", self.folder.name)
             self.status = status
+            self._passed_at = time.monotonic()
             await self.signer.folders.record_state(self.folder.name, status, error,
                                                    self.failures)
+
+    async def _keep_beating(self) -> None:
+        """Between enqueue batches of a long burst: record the pass again once it is a poll
+        interval old, so a busy watcher never reads as a silent one."""
+        if time.monotonic() - self._passed_at >= self.poll_seconds:
+            await self._pass(self.status)
+
+
+def _listing_error(path: Path) -> str | None:
+    """Why `path` can't be listed (missing, not a folder, refused); None when it can. Opening
+    it is the check: no entry is read, so a large folder costs nothing more."""
+    try:
+        with os.scandir(path):
+            return None
+    except OSError as exc:
+        return _unlistable(path, exc)
+
+
+def _unlistable(path: Path, exc: OSError) -> str:
+    return f"{path} can't be listed: {exc.strerror or exc}"
 
 
 async def _cancel(task: asyncio.Task | None) -> None:

@@ -8,6 +8,7 @@ import httpx
 import pytest
 from sqlalchemy import update
 
+from activities.signer.models.jobs import InputFolderState
 from services.app import create_app
 from services.readiness.processes import needed_processes
 from shared.db.models import Instance, utcnow
@@ -54,6 +55,10 @@ async def test_each_needed_process_has_its_line_and_a_held_down_one_fails(settin
         async with registered_instance(context.sessions, "watcher"), \
                 registered_instance(context.sessions, "grpc"), \
                 registered_instance(context.sessions, "webhook"):
+            async with context.sessions() as session:  # the watcher's pass over its folder
+                session.add(InputFolderState(name="inbox", status="Running",
+                                             last_scan_at=utcnow()))
+                await session.commit()
             code, checks = await _checks(app)
             assert code == 200, checks
             assert all(checks[f"process:{role}"] for role in ROLES)

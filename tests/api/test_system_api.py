@@ -34,6 +34,9 @@ async def test_ready_lists_each_check_by_name_without_detail(api):
     assert body["checks"] == [{"name": "operational-store", "ok": True},
                               {"name": "temporal", "ok": True},
                               {"name": "input-folder:inbox", "ok": True},
+                              # No watcher runs here (Readiness:Processes = []): the truth,
+                              # without failing the verdict.
+                              {"name": "folder-watcher:inbox", "ok": False},
                               {"name": "signing-profile:default", "ok": True},
                               {"name": "profile-input-folder:default", "ok": True}]
 

@@ -46,6 +46,10 @@ class FolderStatus(StrEnum):
     RUNNING = "Running"
     UNASSIGNED = "Unassigned"
     STOPPED = "Stopped"
+    # The folder can't be listed (missing, permission denied): retried every pass.
+    UNAVAILABLE = "Unavailable"
+    # No watcher has scanned it within the bound: dead, hung, stopped, or never started.
+    NO_SIGNAL = "NoSignal"
 
 
 class SignatureFormat(StrEnum):

@@ -4,8 +4,8 @@ status rows the watcher writes."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from sqlmodel import select
@@ -16,12 +16,23 @@ from activities.signer.metrics import FOLDER_STATUS
 from activities.signer.models.jobs import InputFolderState, SigningProfile
 from activities.signer.repository import JobRepository
 from shared.db.engine import Sessions
-from shared.db.models import utcnow
+from shared.db.models import as_utc, utcnow
 from shared.instances import cluster_instance_name
 from shared.paging import Page, bounded, decode_cursor, encode_cursor
 from shared.settings import InputFolderSettings, Settings
 
 log = logging.getLogger("esteira.signer.folders")
+# A watcher records each pass over its folder (every Pipeline:PollIntervalSeconds); one that
+# missed this many passes in a row is taken for dead or hung (never less than
+# Readiness:PollerStaleSeconds, the bound a silent process gets: one slow store write or GC
+# pause must not read as a dead watcher).
+SILENT_AFTER_PASSES = 3
+
+
+def silent_after(settings: Settings) -> timedelta:
+    """How long a folder's watcher may go without a pass before it reads as `NoSignal`."""
+    return timedelta(seconds=max(SILENT_AFTER_PASSES * settings.pipeline.poll_interval_seconds,
+                                 settings.readiness.poller_stale_seconds))
 
 
 @dataclass(frozen=True)
@@ -32,24 +43,55 @@ class FolderBinding:
     path: Path
     owner: str | None
     state: InputFolderState | None
+    # When the store was read, and how old the watcher's last pass may be then.
+    read_at: datetime = field(default_factory=utcnow)
+    silent_after: timedelta = timedelta(seconds=15)
 
     @property
     def status(self) -> FolderStatus:
-        """Unassigned (no profile chose it), Stopped (its watcher gave up) or Running."""
+        """Unassigned (no profile chose it), Stopped (its watcher gave up), NoSignal (no
+        watcher passed over it lately: never started, dead, hung or stopped), Unavailable
+        (it can't be listed), Starting (just assigned) or Running."""
         if self.owner is None:
             return FolderStatus.UNASSIGNED
-        if self.state is not None and self.state.status == FolderStatus.STOPPED:
-            return FolderStatus.STOPPED
-        return FolderStatus.RUNNING
+        state = self.state
+        if state is None or not self.live:
+            # A Stopped row stays Stopped: its watcher gave up before it went quiet.
+            return (FolderStatus.STOPPED if state is not None
+                    and state.status == FolderStatus.STOPPED else FolderStatus.NO_SIGNAL)
+        if state.status in (FolderStatus.UNASSIGNED, FolderStatus.STARTING):
+            # A profile chose it since the last pass: the next one starts watching.
+            return FolderStatus.STARTING
+        return FolderStatus(state.status)
+
+    @property
+    def live(self) -> bool:
+        """Whether a watcher passed over the folder within the bound."""
+        scanned = self.state.last_scan_at if self.state else None
+        return scanned is not None and self.read_at - as_utc(scanned) <= self.silent_after
+
+    @property
+    def no_signal(self) -> str:
+        """Why the folder reads as `NoSignal`, in one sentence."""
+        scanned = self.state.last_scan_at if self.state else None
+        if scanned is None:
+            return ("no watcher has ever reported on this folder: the watcher process is "
+                    "not running here (or is still starting)")
+        silent = (self.read_at - as_utc(scanned)).total_seconds()
+        return (f"no watcher has scanned this folder for {silent:.0f}s (silent after "
+                f"{self.silent_after.total_seconds():g}s): the watcher process is dead, hung "
+                f"or stopped; start it again")
 
     @property
     def last_error(self) -> str | None:
-        """What stopped (or last troubled) its watcher."""
+        """What stopped (or last troubled) its watcher; with no signal, why."""
+        if self.status is FolderStatus.NO_SIGNAL:
+            return self.no_signal
         return self.state.last_error if self.state else None
 
     @property
     def last_scan_at(self) -> datetime | None:
-        """When its watcher last recorded its state."""
+        """When its watcher last passed over it (every pass records it: the heartbeat)."""
         return self.state.last_scan_at if self.state else None
 
 
@@ -91,8 +133,9 @@ class SignerFolders:
             profiles = list((await session.exec(select(SigningProfile))).all())
             states = {s.name: s for s in (await session.exec(select(InputFolderState))).all()}
         owners = {p.input_folder.lower(): p.name for p in profiles if p.input_folder}
+        now, bound = utcnow(), silent_after(self._settings)
         folders = [FolderBinding(f.name, self.path_of(f), owners.get(f.name.lower()),
-                                 states.get(f.name))
+                                 states.get(f.name), now, bound)
                    for f in self.configured]
         return FolderOverview(profiles, folders)
 
@@ -136,8 +179,8 @@ class SignerFolders:
 
     async def record_state(self, name: str, status: FolderStatus, error: str | None,
                            failures: int) -> None:
-        """Record a watcher's status, last error and failure count (`input_folder_state`,
-        read by readiness and the API); a store outage never stops a watcher."""
+        """Record a watcher's pass: status, last error, failure count and `last_scan_at` (its
+        heartbeat, read by readiness and the API); a store outage never stops a watcher."""
         for each in FolderStatus:
             FOLDER_STATUS.labels(folder=name, status=each.value).set(1 if each is status else 0)
         try:

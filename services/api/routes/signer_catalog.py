@@ -22,8 +22,9 @@ Limit = Annotated[int, Query(ge=1, le=MAX_PAGE)]
 @router.get("/folders", response_model=PageOut[Folder])
 async def list_folders(signer: SignerFace, limit: Limit = DEFAULT_PAGE,
                        cursor: str | None = None) -> PageOut[Folder]:
-    """Each configured input folder by name: Running, Stopped (with its last error) or
-    Unassigned; `instance` says which instance answered (every one watches every folder)."""
+    """Each configured input folder by name: Running, Starting, Unavailable or Stopped (with
+    its last error), NoSignal (no live watcher) or Unassigned; `instance` says which instance
+    answered (every one watches every folder)."""
     page = await signer.folders.page(limit=limit, cursor=cursor)
     me = signer.folders.instance
     return PageOut[Folder](items=[Folder.of(f, me) for f in page.items],

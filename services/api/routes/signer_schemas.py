@@ -182,10 +182,16 @@ class Folder(WireModel):
 
     name: str
     path: str
-    status: FolderStatus = Field(description="Running, Stopped or Unassigned.")
+    status: FolderStatus = Field(
+        description="Running; Starting (just assigned); Unavailable (can't be listed, see "
+                    "lastError; retried every pass); Stopped (its watcher gave up); NoSignal "
+                    "(no watcher scanned it within the bound: dead, hung or stopped); "
+                    "Unassigned (no profile chose it).")
     profile_name: str | None
-    last_error: str | None
-    last_scan_at: str | None
+    last_error: str | None = Field(description="What last troubled its watcher; with "
+                                               "NoSignal, how long it has been silent.")
+    last_scan_at: str | None = Field(description="When a watcher last passed over it (every "
+                                                 "pass, changed or not).")
     instance: str = Field(description="The instance that answered (every one watches every "
                                       "folder).")
 

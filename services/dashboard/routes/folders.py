@@ -27,7 +27,8 @@ def rescan_notice(report: RescanReport) -> str:
 
 @router.get("/folders", response_class=HTMLResponse, include_in_schema=False)
 async def folders_page(request: Request, signer: SignerFace) -> HTMLResponse:
-    """Running, Stopped (red, with the last error) or no profile (grey)."""
+    """Running; Stopped, Unavailable or NoSignal (red, with the last error); no profile or
+    starting (grey)."""
     return render(request, "folders.html", folders=(await signer.folders.overview()).folders)
 
 

@@ -214,9 +214,13 @@ async def test_jobs_list_filters_and_pages_with_a_cursor(api):
 async def test_folders_and_profiles(api):
     folders = (await api.get("/api/folders", headers=AUTH)).json()
     assert folders["nextCursor"] is None
-    assert folders["items"] == [{"name": "inbox", "path": str(_inbox(api)), "status": "Running",
-                        "profileName": "default", "lastError": None, "lastScanAt": None,
-                        "instance": socket.gethostname()}]
+    # No watcher has ever passed over it here: never Running, and the reason says so.
+    assert folders["items"] == [{"name": "inbox", "path": str(_inbox(api)),
+                                 "status": "NoSignal", "profileName": "default",
+                                 "lastError": "no watcher has ever reported on this folder: the "
+                                              "watcher process is not running here (or is "
+                                              "still starting)",
+                                 "lastScanAt": None, "instance": socket.gethostname()}]
     [profile] = (await api.get("/api/profiles", headers=AUTH)).json()["items"]
     assert profile["name"] == "default" and profile["inputFolder"] == "inbox"
     assert "password" not in str(profile).lower().replace("pfxpasswordenv", "")
