@@ -73,8 +73,10 @@ async def retry_job(repository: JobRepository, enqueuer: Enqueuer, job_id: str) 
     if profile is None:
         raise refuse(SignerErrorCode.PROFILE_NOT_FOUND,
                      f"The profile this job recorded ({job.profile_name}) no longer exists.")
+    # The same FileName / OriginalPath / Format: the profile's format may have changed since.
     result = await enqueuer.enqueue(source, source=JobSource.RETRY, profile=profile,
-                                    folder=job.folder, parent_job_id=job.id)
+                                    folder=job.folder, parent_job_id=job.id,
+                                    signature_format=job.format)
     if result.outcome is Outcome.ALREADY_ACTIVE:
         raise refuse(SignerErrorCode.JOB_ALREADY_ACTIVE,
                      f"Another active job already holds {source.name}.")
