@@ -63,8 +63,16 @@ class JobDetail:
         return self.job.status in CANCELABLE
 
     @property
+    def signer_folder(self) -> bool:
+        """A job that signs a Lacuna Signer document (Method = SignerFolder), not a file."""
+        return self.job.remote_flow_action_id is not None
+
+    @property
     def retriable(self) -> bool:
-        """Failed, and not refused by a decision (a rejection, a name already processed)."""
+        """Failed, and not refused by a decision (a rejection, a name already processed); a
+        Signer-folder job also from Canceled (the retry re-reads the document)."""
+        if self.signer_folder:
+            return self.job.status in (JobStatus.FAILED, JobStatus.CANCELED)
         return self.job.status == JobStatus.FAILED and self.job.error_code not in NOT_RETRIABLE
 
     @property
