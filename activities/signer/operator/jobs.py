@@ -10,6 +10,7 @@ from sqlmodel import select
 
 from activities.signer.contracts.approvals import ApprovalErrorCode
 from activities.signer.contracts.jobs import JobStatus, SignerErrorCode
+from activities.signer.contracts.lacuna import LacunaErrorCode
 from activities.signer.enqueue import Enqueuer
 from activities.signer.models.jobs import Job, JobHistory
 from activities.signer.operator.clear import ClearResult, clear_jobs
@@ -25,7 +26,8 @@ from shared.temporal import TemporalHandle
 
 # Failed jobs a retry refuses by decision (their page shows no Retry button).
 NOT_RETRIABLE = frozenset({ApprovalErrorCode.REJECTED.value,
-                           SignerErrorCode.FILE_ALREADY_PROCESSED.value})
+                           SignerErrorCode.FILE_ALREADY_PROCESSED.value,
+                           LacunaErrorCode.FOLDER_NO_ACTION.value})
 RUNNING = (JobStatus.PROCESSING, JobStatus.VERIFYING)
 
 
