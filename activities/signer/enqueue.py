@@ -157,10 +157,12 @@ class Enqueuer:
 
     async def enqueue(self, path: Path, *, source: JobSource, profile: SigningProfile,
                       folder: str | None = None, parent_job_id: str | None = None,
-                      screening: Screening | None = None) -> EnqueueResult:
+                      screening: Screening | None = None,
+                      signature_format: str | None = None) -> EnqueueResult:
         """Make `path` a Queued job of `profile`, unless a rule says otherwise.
 
         `screening`: what the caller already asked (`screen`), so nothing is asked twice.
+        `signature_format`: the Format a retry keeps (else the profile's, by extension).
         """
         if not profile.enabled:
             return EnqueueResult(Outcome.REFUSED, code=SignerErrorCode.PROFILE_DISABLED,
@@ -186,6 +188,8 @@ class Enqueuer:
                 return await self._already_processed(path, source, profile, folder, owner)
         job = self._new_job(path, source=source, profile=profile, folder=folder,
                             status=JobStatus.QUEUED, parent_job_id=parent_job_id)
+        if signature_format is not None:
+            job.format = signature_format
         try:
             await self._inserts((job, f"Queued from {source.value}"
                                       f"{f' ({folder})' if folder else ''}."))

@@ -19,6 +19,7 @@ from services.api.routes import (
     signer,
     signer_approvals,
     signer_catalog,
+    signer_files,
     signer_instances,
     signer_lacuna,
     sisbajud,
@@ -59,6 +60,7 @@ def create_rest_app(context: ApiContext) -> FastAPI:
     app.include_router(system.router)
     app.include_router(temporal_codec.router)
     app.include_router(signer.router)
+    app.include_router(signer_files.router)
     app.include_router(signer_catalog.router)
     app.include_router(signer_approvals.router)
     app.include_router(signer_lacuna.router)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from fastapi import Request
@@ -28,6 +29,10 @@ SELF_AUTHENTICATED_PREFIXES = ("/api/pickup/guardian/", "/api/pickup/turnstile/m
                                "/api/approvals/",
                                # The Temporal UI's codec calls: API key or dashboard session.
                                "/api/temporal-codec/")
+# Reads an operator's dashboard session may make too (GET only: a cookie rides along on its
+# own, so nothing that changes state accepts it here): the readiness detail and a job's files.
+SESSION_READABLE = re.compile(r"/api/ready/details|/api/jobs/[^/]+/files(/.*)?")
+SESSION_METHODS = frozenset({"GET", "HEAD"})
 # Where a school-scoped key may go: the pickup records of its own school.
 SCHOOL_SCOPED_PREFIX = "/api/pickup/"
 
@@ -47,6 +52,9 @@ class ApiKeyMiddleware(BaseHTTPMiddleware):
                 or path.startswith(SELF_AUTHENTICATED_PREFIXES):
             return await call_next(request)
         presented = request.headers.get(API_KEY_HEADER)
+        if presented is None and (operator := await _operator_reading(request, path)):
+            request.state.actor = f"operator:{operator}"
+            return await call_next(request)
         if presented is None:
             error = EsteiraError(ErrorCode.AUTH_MISSING_KEY,
                                  f"The {API_KEY_HEADER} header is required.")
@@ -65,3 +73,18 @@ class ApiKeyMiddleware(BaseHTTPMiddleware):
             request.state.school_id = school
             return await call_next(request)
         return refusal(error, headers={"WWW-Authenticate": API_KEY_HEADER})
+
+
+def session_readable(request: Request, path: str) -> bool:
+    """Whether the request is a read an operator's session may make."""
+    return request.method in SESSION_METHODS and SESSION_READABLE.fullmatch(path) is not None
+
+
+async def _operator_reading(request: Request, path: str) -> str | None:
+    """The signed-in operator making a session-readable request, if any (the dashboard is
+    mounted on this app; without it, only the key opens these paths)."""
+    auth = getattr(request.app.state, "dashboard_auth", None)
+    if auth is None or not session_readable(request, path):
+        return None
+    session = await auth.session_of(request)
+    return session.operator if session is not None else None

@@ -11,13 +11,16 @@ from fastapi.dependencies.models import Dependant
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute, RouteContext, iter_route_contexts
 
-from services.api.auth import PUBLIC_PATHS, SELF_AUTHENTICATED_PREFIXES
+from services.api.auth import PUBLIC_PATHS, SELF_AUTHENTICATED_PREFIXES, SESSION_READABLE
 from services.api.routes.sisbajud_admin import require_api_key
 from shared.auth import API_KEY_HEADER
 from shared.problem import PROBLEM_MEDIA_TYPE, Problem
 
 API_KEY_SCHEME = "ApiKey"
 BEARER_SCHEME = "BearerToken"
+# The dashboard's session cookie, which the session-readable paths accept besides the key.
+SESSION_SCHEME = "OperatorSession"
+SESSION_COOKIE = "esteira_session"
 # Self-authenticated routes whose credential is an `Authorization: Bearer` token (the guardian
 # app's access token, an approver's per-job token); the others carry a token in their path.
 BEARER_PREFIXES = ("/api/pickup/guardian/", "/api/approvals/")
@@ -58,6 +61,7 @@ def describe(document: dict[str, Any], routes: list[Any]) -> None:
     components["securitySchemes"] = {
         API_KEY_SCHEME: {"type": "apiKey", "in": "header", "name": API_KEY_HEADER},
         BEARER_SCHEME: {"type": "http", "scheme": "bearer"},
+        SESSION_SCHEME: {"type": "apiKey", "in": "cookie", "name": SESSION_COOKIE},
     }
     # Contexts, not `app.routes`: an included router's routes sit behind it, with its prefix.
     for route in iter_route_contexts(routes):
@@ -82,6 +86,8 @@ def _describe_operation(operation: dict[str, Any], route: RouteContext, method: 
     scheme = credential_scheme(route)
     if scheme is not None:
         operation["security"] = [{scheme: []}]
+        if method in ("GET", "HEAD") and SESSION_READABLE.fullmatch(route.path_format):
+            operation["security"].append({SESSION_SCHEME: []})
     responses = operation.setdefault("responses", {})
     refusals = set()
     if scheme is not None or route.path_format.startswith(SELF_AUTHENTICATED_PREFIXES):

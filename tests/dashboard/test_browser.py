@@ -119,6 +119,14 @@ async def test_operator_day(browser_page, tmp_path):
     await page.get_by_role("link", name="um.pdf", exact=True).click()
     await expect(page.get_by_role("heading", name="Timeline")).to_be_visible()
     await _shot(page, "job-detail")
+    # The signed output is a plain link the session downloads.
+    async with page.expect_download() as download_info:
+        await page.get_by_role("link", name="output/um.signed.pdf").click()
+    download = await download_info.value
+    assert download.suggested_filename == "um.signed.pdf"
+    assert (await harness.repository.get(first)).output_path
+    with open(await download.path(), "rb") as signed:
+        assert signed.read(5) == b"%PDF-"
 
     # Pause with a reason; a new upload stays Queued, then cancel it through the dialog.
     await page.goto("/system")

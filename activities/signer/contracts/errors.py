@@ -8,6 +8,7 @@ from shared.errors import ErrorTable, EsteiraError, Refusal
 
 SIGNER_ERRORS = ErrorTable({
     SignerErrorCode.JOB_NOT_FOUND: Refusal.NOT_FOUND,
+    SignerErrorCode.JOB_FILE_NOT_FOUND: Refusal.NOT_FOUND,
     SignerErrorCode.PROFILE_NOT_FOUND: Refusal.NOT_FOUND,
     SignerErrorCode.FOLDER_NOT_FOUND: Refusal.NOT_FOUND,
     SignerErrorCode.JOB_ALREADY_ACTIVE: Refusal.CONFLICT,

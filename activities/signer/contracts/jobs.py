@@ -74,6 +74,7 @@ class SignerErrorCode(StrEnum):
     """Stable codes of the signer, as the seed names them."""
 
     JOB_NOT_FOUND = "job.not-found"
+    JOB_FILE_NOT_FOUND = "job.file-not-found"
     JOB_NOT_QUEUED = "job.not-queued"
     JOB_NOT_FAILED = "job.not-failed"
     JOB_INPUT_MISSING = "job.input-missing"

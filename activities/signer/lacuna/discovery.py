@@ -8,11 +8,16 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
 from activities.signer.contracts.jobs import JobSource, JobStatus, SignerErrorCode
-from activities.signer.contracts.lacuna import ProfileMethod, signer_folder_path
+from activities.signer.contracts.lacuna import (
+    LacunaErrorCode,
+    ProfileMethod,
+    signer_folder_path,
+)
 from activities.signer.enqueue import Enqueuer
 from activities.signer.lacuna.client import LacunaClient, SignerRefused, SignerUnavailable
 from activities.signer.lacuna.methods import holder_cpf
@@ -27,6 +32,12 @@ from shared.logs import props
 log = logging.getLogger("esteira.signer.signer-folder")
 
 
+# The registry's flow-action key of a document that has no action for the holder, and its
+# states: recorded Failed once, then registered again once by the next scan that finds it.
+NO_ACTION_KEY = "-"
+REGISTERED, NO_ACTION, NO_ACTION_AGAIN = "Registered", "NoAction", "NoActionAgain"
+
+
 @dataclass
 class ScanReport:
     """What one scan of every SignerFolder profile found."""
@@ -34,6 +45,8 @@ class ScanReport:
     created: list[str] = field(default_factory=list)
     known: int = 0
     errors: list[str] = field(default_factory=list)
+    # Failed jobs (signer-folder.no-action) for documents with no action for the holder.
+    no_action: list[str] = field(default_factory=list)
 
 
 class SignerFolderScanner:
@@ -82,6 +95,10 @@ class SignerFolderScanner:
         if cpf is None:
             return  # DEGRADED (no CPF): shown on /api/ready and in the banner
         for document in documents:
+            if not _has_holder_action(document, cpf):
+                if failed := await self._no_action(profile, folder_id, document):
+                    report.no_action.append(failed)
+                continue
             for action in _holder_actions(document, cpf):
                 job_id = await self._register(profile, folder_id, document, action["id"])
                 if job_id is None:
@@ -122,6 +139,51 @@ class SignerFolderScanner:
                  extra=props(JobId=job.id, Profile=profile.name))
         return job.id
 
+    async def _no_action(self, profile: SigningProfile, folder_id: str,
+                         document: dict) -> str | None:
+        """A Failed job (signer-folder.no-action) for a document with no action for the
+        holder: on the first scan that finds it, and once more on the next one (its flow may
+        have been finished since); None when both happened already."""
+        name = document.get("filename") or document.get("name") or document["id"]
+        key = (profile.name, document["id"], NO_ACTION_KEY)
+        message = (f"Signer document {document['id']} in folder {folder_id} has no action for "
+                   "the holder of this profile's certificate.")
+        job = Job(id=new_job_id(), file_name=name, source=JobSource.SIGNER_FOLDER.value,
+                  original_path=signer_folder_path(folder_id, document["id"], NO_ACTION_KEY),
+                  profile_name=profile.name, format=format_for(profile.format, name).value,
+                  status=JobStatus.FAILED.value, error_code=LacunaErrorCode.FOLDER_NO_ACTION,
+                  error_message=message, remote_document_id=document["id"],
+                  completed_at=utcnow())
+        async with self.repository.sessions() as session:
+            row = await session.get(SignerFolderRegistry, key)
+            if row is not None and row.state != NO_ACTION:
+                return None
+            try:
+                if row is None:
+                    # The registry's primary key is the arbiter between racing scans.
+                    session.add(SignerFolderRegistry(
+                        profile_name=profile.name, document_id=document["id"],
+                        flow_action_id=NO_ACTION_KEY, state=NO_ACTION, first_job_id=job.id))
+                    await session.flush()
+                elif (await session.exec(update(SignerFolderRegistry).where(
+                        SignerFolderRegistry.profile_name == profile.name,
+                        SignerFolderRegistry.document_id == document["id"],
+                        SignerFolderRegistry.flow_action_id == NO_ACTION_KEY,
+                        SignerFolderRegistry.state == NO_ACTION).values(
+                        state=NO_ACTION_AGAIN))).rowcount != 1:
+                    return None  # another scan registered it again first
+                session.add(job)
+                await session.flush()
+                session.add(JobHistory(job_id=job.id, to_status=job.status,
+                                       code=LacunaErrorCode.FOLDER_NO_ACTION, message=message))
+                await session.commit()
+            except IntegrityError:
+                await session.rollback()
+                return None
+        log.warning("%s Recorded as failed job %s.", message, job.id,
+                    extra=props(JobId=job.id, Profile=profile.name))
+        return job.id
+
     async def _record(self, profile_name: str, folder_id: str, ok: bool, detail: str) -> None:
         async with self.repository.sessions() as session:
             row = await session.get(SignerFolderScan, profile_name) \
@@ -129,6 +191,13 @@ class SignerFolderScanner:
             row.folder_id, row.ok, row.detail, row.scanned_at = folder_id, ok, detail, utcnow()
             session.add(row)
             await session.commit()
+
+
+def _has_holder_action(document: dict, cpf: str) -> bool:
+    """Whether any action of the document's flow, whatever its step or status, is the
+    holder's."""
+    return any((a.get("user") or {}).get("identifier") == cpf
+               for a in document.get("flowActions") or [])
 
 
 def _holder_actions(document: dict, cpf: str) -> list[dict]:

@@ -19,7 +19,8 @@ class SignerFolderRegistry(SQLModel, table=True):
     profile_name: str = Field(primary_key=True, max_length=100)
     document_id: str = Field(primary_key=True, max_length=64)
     flow_action_id: str = Field(primary_key=True, max_length=64)
-    # Registered (a job was made) or NoAction (recorded as Failed: no action for the holder).
+    # Registered (a job was made), NoAction (recorded as Failed: no action for the holder) or
+    # NoActionAgain (recorded Failed a second time by the next scan; never again).
     state: str = Field(default="Registered", max_length=16)
     first_job_id: str | None = Field(default=None, max_length=36)
     discovered_at: datetime = Field(default_factory=utcnow, sa_column=Column(

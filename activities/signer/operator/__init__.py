@@ -8,6 +8,7 @@ from activities.signer.enqueue import EnqueueResult, Outcome
 from activities.signer.operator.approvals import ApprovalSnapshot
 from activities.signer.operator.clear import ClearResult
 from activities.signer.operator.delete_job import DeleteReport
+from activities.signer.operator.downloads import JobFile, OpenedFile
 from activities.signer.operator.events import EventFilter
 from activities.signer.operator.face import SignerOperations
 from activities.signer.operator.folders import FolderBinding, FolderOverview
@@ -28,7 +29,8 @@ from activities.signer.operator.watching import DivergedInput
 __all__ = [
     "ApprovalSnapshot", "Approver", "ClearResult", "ClusterView", "DecryptFailed",
     "DeleteReport", "DivergedInput", "EnqueueResult", "EventFilter", "FolderBinding",
-    "FolderOverview", "InstanceState", "InstanceView", "JobDetail", "JobFilter", "Outcome",
+    "FolderOverview", "InstanceState", "InstanceView", "JobDetail", "JobFile", "JobFilter",
+    "OpenedFile", "Outcome",
     "PipelineView", "Poller", "Pollers", "Processes", "ProfileView", "RescanReport",
     "RescanRow", "RescanTotals", "SignerOperations", "TransitionTail",
 ]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from activities.signer.contracts.approvals import ApprovalErrorCode
 from activities.signer.contracts.jobs import JobSource, JobStatus, SignerErrorCode, job_workflow_id
+from activities.signer.contracts.lacuna import LacunaErrorCode
 from activities.signer.enqueue import Enqueuer, Outcome
 from activities.signer.lacuna.discovery import retry_signer_folder_job
 from activities.signer.models.jobs import Job
@@ -56,6 +57,10 @@ async def retry_job(repository: JobRepository, enqueuer: Enqueuer, job_id: str) 
         return await retry_signer_folder_job(repository, enqueuer, job)
     if job.status != JobStatus.FAILED:
         raise refuse(SignerErrorCode.JOB_NOT_FAILED, f"Job {job_id} is {job.status}, not Failed.")
+    if job.error_code == LacunaErrorCode.FOLDER_NO_ACTION:
+        raise refuse(SignerErrorCode.JOB_INPUT_MISSING,
+                     "The Signer document has no action for this profile's holder: there is "
+                     "nothing to sign. The next scan that finds it registers it again, once.")
     if job.error_code == ApprovalErrorCode.REJECTED:
         raise refuse(SignerErrorCode.JOB_REJECTED_NOT_RETRIABLE,
                      "An approver rejected this file after a worker claimed it; fix the file "
@@ -73,8 +78,10 @@ async def retry_job(repository: JobRepository, enqueuer: Enqueuer, job_id: str) 
     if profile is None:
         raise refuse(SignerErrorCode.PROFILE_NOT_FOUND,
                      f"The profile this job recorded ({job.profile_name}) no longer exists.")
+    # The same FileName / OriginalPath / Format: the profile's format may have changed since.
     result = await enqueuer.enqueue(source, source=JobSource.RETRY, profile=profile,
-                                    folder=job.folder, parent_job_id=job.id)
+                                    folder=job.folder, parent_job_id=job.id,
+                                    signature_format=job.format)
     if result.outcome is Outcome.ALREADY_ACTIVE:
         raise refuse(SignerErrorCode.JOB_ALREADY_ACTIVE,
                      f"Another active job already holds {source.name}.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from activities.signer.enqueue import Enqueuer
 from activities.signer.operator.approvals import SignerApprovals
+from activities.signer.operator.downloads import SignerDownloads
 from activities.signer.operator.events import SignerEvents
 from activities.signer.operator.first_boot import SignerSetup
 from activities.signer.operator.folders import SignerFolders
@@ -50,5 +51,6 @@ class SignerOperations:
         self.lacuna = SignerLacunaWebhook(settings, sessions, temporal)
         self.watching = SignerWatching(settings, self.repository, self.enqueuer)
         self.outputs = SignerOutputs(settings)
+        self.downloads = SignerDownloads(self.repository, self.storage)
         self.setup = SignerSetup(settings, sessions, self.storage)
         self.gauges = SignerGauges(sessions, self.profiles)

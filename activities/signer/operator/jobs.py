@@ -10,6 +10,7 @@ from sqlmodel import select
 
 from activities.signer.contracts.approvals import ApprovalErrorCode
 from activities.signer.contracts.jobs import JobStatus, SignerErrorCode
+from activities.signer.contracts.lacuna import LacunaErrorCode
 from activities.signer.enqueue import Enqueuer
 from activities.signer.models.jobs import Job, JobHistory
 from activities.signer.operator.clear import ClearResult, clear_jobs
@@ -25,7 +26,8 @@ from shared.temporal import TemporalHandle
 
 # Failed jobs a retry refuses by decision (their page shows no Retry button).
 NOT_RETRIABLE = frozenset({ApprovalErrorCode.REJECTED.value,
-                           SignerErrorCode.FILE_ALREADY_PROCESSED.value})
+                           SignerErrorCode.FILE_ALREADY_PROCESSED.value,
+                           LacunaErrorCode.FOLDER_NO_ACTION.value})
 RUNNING = (JobStatus.PROCESSING, JobStatus.VERIFYING)
 
 
@@ -63,8 +65,16 @@ class JobDetail:
         return self.job.status in CANCELABLE
 
     @property
+    def signer_folder(self) -> bool:
+        """A job that signs a Lacuna Signer document (Method = SignerFolder), not a file."""
+        return self.job.remote_flow_action_id is not None
+
+    @property
     def retriable(self) -> bool:
-        """Failed, and not refused by a decision (a rejection, a name already processed)."""
+        """Failed, and not refused by a decision (a rejection, a name already processed); a
+        Signer-folder job also from Canceled (the retry re-reads the document)."""
+        if self.signer_folder:
+            return self.job.status in (JobStatus.FAILED, JobStatus.CANCELED)
         return self.job.status == JobStatus.FAILED and self.job.error_code not in NOT_RETRIABLE
 
     @property

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.datastructures import UploadFile
@@ -83,13 +85,16 @@ async def upload(request: Request, signer: SignerFace, form: CheckedForm) -> HTM
 
 @router.get("/jobs/{job_id}", response_class=HTMLResponse, include_in_schema=False)
 async def job_page(request: Request, signer: SignerFace, job_id: str) -> HTMLResponse:
-    """One job: timeline, error, family, actions."""
+    """One job: timeline, error, family, files to download, actions."""
     try:
         detail = await signer.jobs.detail(job_id)
     except EsteiraError as exc:
         return render(request, "not_found.html", status_code=exc.status, error=exc)
     status = JobStatus(detail.job.status) if detail.job.status in STATUSES else None
-    return render(request, "job.html", detail=detail, job=detail.job,
+    # Plain links to the REST download, which takes this session too: no script needed.
+    files = [(f, f"/api/jobs/{quote(job_id, safe='')}/files/{quote(f.name)}")
+             for f in await signer.downloads.files(job_id)]
+    return render(request, "job.html", detail=detail, job=detail.job, files=files,
                   can_cancel=detail.cancelable, cancel_effect=CANCEL_EFFECT.get(status, ""),
                   can_retry=detail.retriable, can_delete=detail.deletable,
                   workflow_id=job_workflow_id(job_id))

@@ -23,6 +23,9 @@ async def test_every_signer_operation_declares_a_typed_answer(api):
         content = success["content"]
         if "image/png" in content:  # the approver's preview is an image, not JSON
             continue
+        if "application/octet-stream" in content:  # a job's file, streamed as stored
+            assert set(content) == {"application/octet-stream"}, name
+            continue
         schema = content[JSON]["schema"]
         assert "$ref" in schema, f"{name} answers an untyped body: {schema}"
         model = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
