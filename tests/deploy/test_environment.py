@@ -41,6 +41,8 @@ OPTIONAL = {
     "ESTEIRA_SIGNING__PROFILES": "profiles are seeded once, then managed through the API",
     "ESTEIRA_SIGNING__ENCRYPTION_PASSPHRASE": "only for profiles that encrypt",
     "ESTEIRA_SIGNING__PKCS11_MODULES": "only for profiles that sign through a PKCS#11 token",
+    "ESTEIRA_SIGNING__KEY_DIRECTORIES": "certs/ and pki/ under the data directory (every "
+                                        "target mounts it) and under /etc/esteira",
     "ESTEIRA_NOTIFICATIONS__SMTP_HOST": "approval e-mails, only where approvals are used",
     "ESTEIRA_NOTIFICATIONS__SMTP_PORT": "approval e-mails, only where approvals are used",
     "ESTEIRA_NOTIFICATIONS__PUBLIC_URL": "approval e-mails, only where approvals are used",
