@@ -12,6 +12,7 @@ import pytest
 from temporalio import activity
 
 from activities.signer.contracts.jobs import task_queues
+from activities.signer.models.jobs import InputFolderState
 from services.app import create_app
 from services.status import print_status
 from services.worker.main import make_worker
@@ -58,8 +59,11 @@ async def _until(context, status: int, timeout: float = 20) -> dict[str, bool]:
 
 
 async def _alive(context, *, seen_ago: timedelta = timedelta(0)) -> None:
-    """This process's worker instance row, as its heartbeat keeps it."""
+    """This process's worker instance row, as its heartbeat keeps it, and a watcher's fresh
+    pass over the inbox (the signer domain needs a live watcher too)."""
     async with context.sessions() as session:
+        await session.merge(InputFolderState(name="inbox", status="Running",
+                                             last_scan_at=utcnow()))
         ident = instance_id("worker")
         row = await session.get(Instance, ident) or Instance(
             instance_id=ident, role="worker", host="h", pid=0, version="t", state="running",

@@ -9,6 +9,7 @@ SQLite and PostgreSQL.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 import uuid
@@ -21,6 +22,7 @@ from sqlalchemy.engine import make_url
 from activities.pickup.contracts.board import TimerInput, TimerKind
 from activities.pickup.models import AuditEntry, Guardian, GuardianLink, Student
 from activities.signer.crypto.samples import make_pdf
+from activities.signer.models.jobs import InputFolderState
 from services.app import create_app
 from shared import instances
 from shared.db.engine import create_engine, is_sqlite
@@ -105,6 +107,27 @@ async def test_a_dry_run_of_20000_lines_writes_nothing_and_takes_no_write_lock(
         ("school", "created")]
 
 
+@contextlib.asynccontextmanager
+async def _watcher_passes(sessions):
+    """A watcher's pass over the inbox every 0.2 s, as its heartbeat (a writer too)."""
+
+    async def passes() -> None:
+        while True:
+            async with sessions() as session:
+                await session.merge(InputFolderState(name="inbox", status="Running",
+                                                     last_scan_at=utcnow()))
+                await session.commit()
+            await asyncio.sleep(0.2)
+
+    task = asyncio.create_task(passes())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 async def test_an_import_beside_an_upload_a_timer_and_heartbeats_keeps_the_system_ready(
         settings, temporal_env, monkeypatch):
     from activities.pickup.sweeps import PickupSweeps
@@ -126,7 +149,8 @@ async def test_an_import_beside_an_upload_a_timer_and_heartbeats_keeps_the_syste
     try:
         async with httpx.AsyncClient(transport=transport, base_url="http://esteira",
                                      headers={"X-API-Key": API_KEY}) as http, \
-                instances.registered_instance(context.sessions, "watcher"):
+                instances.registered_instance(context.sessions, "watcher"), \
+                _watcher_passes(context.sessions):
             await asyncio.sleep(0.3)
             assert (await http.get("/api/ready")).status_code == 200
             school = (await http.post("/api/pickup/schools", json={"name": "Escola"})).json()
