@@ -18,6 +18,7 @@ import pytest_asyncio
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from activities.signer import engine as signer_engine
 from activities.signer.profiles import DEV_PKI_DIR, ensure_dev_pki
 from services.dev.temporal_server import find_temporal_cli
 from services.search_attributes import dev_server_flags
@@ -79,6 +80,18 @@ async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
         data_converter=pydantic_data_converter,
     ) as env:
         yield env
+
+
+@pytest.fixture(autouse=True)
+def _signer_process_allow_lists() -> Iterator[None]:
+    """Each test starts with the signer engine's process-wide allow-lists as a fresh process
+    has them: a worker or watcher built in-process sets them from its own settings, and one
+    test's data directory must not decide which key files the next test's worker may open."""
+    modules = signer_engine.allowed_pkcs11_modules()
+    directories = signer_engine.key_directories()
+    yield
+    signer_engine._ALLOWED_PKCS11_MODULES = modules
+    signer_engine._KEY_DIRECTORIES = directories
 
 
 @pytest.fixture

@@ -124,18 +124,22 @@ def poll(condition: Callable[[], object], *, timeout: float, what: str,
         time.sleep(every)
 
 
-def ready_but_for_the_executors_systems(api_url: str) -> bool:
-    """`/api/ready` is 200, or 503 with only `sisbajud:connections` red: these stacks point the
-    executor at an unreachable Midaz and Mensageria (they test the image, not the executor),
-    and readiness says so truthfully; every other gating check must pass."""
+def ready_but_for_the_executors_systems(api_url: str, api_key: str) -> bool:
+    """`/api/ready` is 200, or 503 with only `sisbajud:connections` red among the gating
+    checks: these stacks point the executor at an unreachable Midaz and Mensageria (they test
+    the image, not the executor), and readiness says so truthfully; every other gating check
+    must pass. The details tell gating lines from the ones that only inform (a folder with no
+    watcher in a stack that runs none)."""
     import httpx  # only the docker tier needs it here
 
     try:
         answer = httpx.get(f"{api_url}/api/ready", timeout=10)
+        if answer.status_code == 200:
+            return True
+        details = httpx.get(f"{api_url}/api/ready/details", timeout=10,
+                            headers={"X-API-Key": api_key})
     except httpx.HTTPError:
         return False
-    if answer.status_code == 200:
-        return True
-    failing = {check["name"] for check in answer.json().get("checks", [])
+    failing = {check["name"] for check in details.json().get("checks", [])
                if not check.get("ok") and check.get("gating", True)}
     return answer.status_code == 503 and failing == {"sisbajud:connections"}

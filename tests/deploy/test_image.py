@@ -184,7 +184,7 @@ def test_the_image_migrates_serves_and_signs_on_the_host_network(deployment):
     try:
         poll(lambda: _status(f"{box.api_url}/api/health") == 200, timeout=120,
              what="/api/health")
-        poll(lambda: ready_but_for_the_executors_systems(box.api_url), timeout=120,
+        poll(lambda: ready_but_for_the_executors_systems(box.api_url, box.key), timeout=120,
              what="/api/ready (all but the unreachable executor's systems)")
     except AssertionError as exc:
         details = httpx.get(f"{box.api_url}/api/ready/details", timeout=10,
